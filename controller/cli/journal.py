@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.cli import numbers
+from controller.cli.journal_check import check_lines
 from controller.cli.journal_totals import add_totals, print_totals
 from controller.cli.shown import shown, shown_json, shown_lines
 from controller.cli.verb import Subparsers, UsageError
@@ -353,6 +354,7 @@ def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
     report: VerifyReport = reader.verify(
         progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None,
         archives=archives,
+        watch=check_lines(),
     )
     if as_json:
         print(shown_json(report.as_dict(), separators=(", ", ": ")))

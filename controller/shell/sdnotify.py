@@ -18,6 +18,10 @@ from controller.core.digits import ascii_int
 
 log = structlog.get_logger("tablectl.systemd")
 
+# The NOTIFY_SOCKET values already refused in this process: the daemon reads it twice (the journal check's progress
+# at the open, then the supervisor's), and one warning says all it could not send.
+_refused: set[str] = set()
+
 
 class SdNotify:
     """A connection to the service manager's notification socket. Sending never raises: a lost notification
@@ -45,7 +49,13 @@ class SdNotify:
         try:
             return cls(address)
         except ValueError as err:
-            log.warning("cannot notify systemd", error=str(err))
+            if address not in _refused:
+                _refused.add(address)
+                log.warning(
+                    "cannot notify systemd",
+                    error=str(err),
+                    not_sent="READY=1, STATUS=, the watchdog's pings and the journal check's progress, for this run",
+                )
             return None
 
     def send(self, **fields: str | int) -> bool:

@@ -56,6 +56,17 @@ class CheckProgress:
 
 
 Report = Callable[[CheckProgress], None]
+
+
+@dataclass(frozen=True)
+class Watch:
+    """Who hears of a check run for a tool (`tablectl journal verify`), and how often: `every` seconds, EVERY by
+    default (a test gives a short one, not a sleep)."""
+
+    report: Report
+    every: float | None = None
+
+
 # Who hears of the check as it runs (the daemon's word to systemd: controller/shell/runner.py), set around the open of
 # the journal (`reporting`) rather than passed down through Journal() and the open of its file: nothing else there
 # has a use for it. Nobody by default: the tools and the tests open journals without it.
@@ -92,10 +103,15 @@ def read_bytes(thread: int) -> int | None:
 
 
 def watched(
-    check: Callable[[], list[str]], conn: sqlite3.Connection, report: Report, begun: CheckProgress
+    check: Callable[[], list[str]],
+    conn: sqlite3.Connection,
+    report: Report,
+    begun: CheckProgress,
+    every: float | None = None,
 ) -> list[str]:
-    """`check()` (a call on `conn`) on a thread, reported to `report` every EVERY seconds while it runs, once as it
-    begins (`begun`) and once as it ends; its findings, or what it raised."""
+    """`check()` (a call on `conn`) on a thread, reported to `report` every `every` seconds (EVERY by default) while
+    it runs, once as it begins (`begun`) and once as it ends; its findings, or what it raised."""
+    period = EVERY if every is None else every
     outcome: list[list[str]] = []
     failed: list[BaseException] = []
     read: list[int | None] = []
@@ -121,13 +137,13 @@ def watched(
     worker.start()
     try:
         last: tuple[int, int | None] = (0, 0)
-        worker.join(EVERY)
+        worker.join(period)
         while worker.is_alive():
             # Where /proc does not say, the row loop's steps alone: a long page walk is then taken for a stall.
             now = (steps[0], read_bytes(worker.native_id or 0))
             report(_at(begun, start, now[1], moving=now != last, done=False))
             last = now
-            worker.join(EVERY)
+            worker.join(period)
     except BaseException:  # Ctrl-C while it runs: stop SQLite before the caller closes the connection
         conn.interrupt()
         worker.join()

@@ -15,7 +15,8 @@ written once SQLite had checkpointed the -wal into the file and removed it, clea
 then is as SQLite left it, and the check would cost a restart some 45 s on a 100,000-round journal of 2.5 GB
 (docs/performance-history.md). After a crash or a power cut, a -wal lost or not, the whole file is checked.
 `tablectl journal verify` always runs it. While it runs, the daemon reports every few seconds (the log, and under
-systemd the start's progress: controller.store.check_watch).
+systemd the start's progress: controller.store.check_watch), and `journal verify` on stderr
+(controller.cli.journal_check).
 """
 
 from __future__ import annotations

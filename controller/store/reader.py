@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from controller.store import manifest
+from controller.store.check_watch import Watch
 from controller.store.outbox import DamagedRow, read_range
 from controller.store.schema import COLUMNS, connect_readonly
 from controller.store.segments import Segment, link_problems, recorded
@@ -133,10 +134,12 @@ class JournalReader:
         cur = self._conn.execute(f"{self._select()} ORDER BY rowid DESC LIMIT ?", (n,))
         return [(int(r[0]), _row_dict(r[1:], sealed)) for r in reversed(cur.fetchall())]
 
-    def verify(self, progress: Progress | None = None, archives: Path | None = None) -> VerifyReport:
+    def verify(
+        self, progress: Progress | None = None, archives: Path | None = None, watch: Watch | None = None
+    ) -> VerifyReport:
         """The live journal from its last archive segment's head; with `archives` (the segments' directory) the
-        whole chain through every segment first."""
-        return verify_connection(self._conn, str(self.path), self.version, progress, archives)
+        whole chain through every segment first; SQLite's check of the file before it, reported to `watch`."""
+        return verify_connection(self._conn, str(self.path), self.version, progress, archives, watch)
 
 
 class ArchiveUnreadable(Exception):

@@ -184,7 +184,15 @@ def connect_readonly(path: Path | str) -> tuple[sqlite3.Connection, int]:
     if not p.is_file():
         raise JournalError(f"{p} is not a file: give the journal's .sqlite file")
     try:
-        conn = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
+        # check_same_thread=False: `journal verify` runs quick_check on a thread of its own while this one reports
+        # (controller.store.check_watch), which waits for it; never two threads at once.
+        conn = sqlite3.connect(
+            f"file:{quote(str(p.resolve()))}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            timeout=10.0,
+            check_same_thread=False,
+        )
     except sqlite3.Error as err:
         raise JournalError(f"{p}: cannot open it ({err}); check the file's permissions") from None
     try:

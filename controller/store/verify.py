@@ -14,6 +14,7 @@ from pathlib import Path
 from controller.store import manifest, segments
 from controller.store.anchor import Found, read_sidecar
 from controller.store.chain import GENESIS
+from controller.store.check_watch import CheckProgress, Watch, watched
 from controller.store.damage import damaged, quick_check
 from controller.store.records import StoredCopy
 from controller.store.schema import SCHEMA_VERSION
@@ -26,12 +27,14 @@ def verify_connection(
     version: int = SCHEMA_VERSION,
     progress: Progress | None = None,
     archives: Path | None = None,
+    watch: Watch | None = None,
 ) -> VerifyReport:
     """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding.
 
     Rows sealed into archive segments (controller.store.archive) are not in the file: the walk starts from the last
     segment's recorded head, so its time is bounded by the rows kept. With `archives` (the segments' directory) every
-    segment file is checked first and the chain is walked through them all from genesis."""
+    segment file is checked first and the chain is walked through them all from genesis. SQLite's check of the file
+    comes before the walk, reported as it runs to `watch` if given (controller.store.check_watch)."""
     report = VerifyReport(path, archives_checked=archives is not None)
     # The anchor file first, the journal's rows after, in one read transaction: a daemon committing meanwhile can
     # only put the journal ahead of what the anchor said, never behind it, and every check sees the same rows.
@@ -43,7 +46,7 @@ def verify_connection(
     try:
         if began:
             conn.execute("BEGIN")
-        _damage(conn, path, report)
+        _damage(conn, path, report, watch)
         if version < 2:
             return _unchained(conn, version, report)
         heads = {t: (int(s), h) for t, s, h in conn.execute("SELECT table_id, seq, hash FROM chain_head")}
@@ -85,10 +88,16 @@ def _unchained(conn: sqlite3.Connection, version: int, report: VerifyReport) -> 
     return report
 
 
-def _damage(conn: sqlite3.Connection, path: str, report: VerifyReport) -> None:
+def _damage(conn: sqlite3.Connection, path: str, report: VerifyReport, watch: Watch | None) -> None:
     """A torn or corrupt file first (controller.store.damage): the walk reads only the rows and records, and a
-    damaged page elsewhere (an index, a freed page) would go unsaid."""
-    findings = quick_check(conn)
+    damaged page elsewhere (an index, a freed page) would go unsaid. Watched, it runs on a thread of its own and
+    `watch` hears of it every few seconds: on a 2.5 GB journal it takes 7-60 s (docs/performance-history.md)."""
+    if watch is None:
+        findings = quick_check(conn)
+    else:
+        mb = sum(p.stat().st_size for p in (Path(path), Path(f"{path}-wal")) if p.exists()) / 1e6
+        begun = CheckProgress(Path(path), mb, 0.0, 0.0, True, False)
+        findings = watched(lambda: quick_check(conn), conn, watch.report, begun, watch.every)
     if findings:
         report.add(Break("*", None, "damaged", damaged(Path(path), findings)))
 

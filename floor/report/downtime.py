@@ -72,7 +72,11 @@ class Downtime:
 
     def before_start(self, rows: list[tuple[Any, ...]]) -> None:
         """The archive's last word on each device before the period (LAST_BEFORE): one marked out of order or held
-        then is down from the period's start, though nothing in the period says it again (no restart)."""
+        then is down from the period's start, though nothing in the period says it again (no restart). None in a
+        period not begun at the report's now: nothing of it is down yet, and a row of 0 s "down from before the
+        period; still down" beside the report's notice that it has not begun read as a fault of the report."""
+        if self.now is not None and self.now < self.start:
+            return
         for table, device, type_, p in rows:
             key = (str(table), str(device))
             if type_ == "device.out_of_order":

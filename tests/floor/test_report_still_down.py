@@ -16,6 +16,7 @@ from drivers.interfaces import DeviceFault
 from floor.config import DatabaseSection
 from floor.days import Period
 from floor.db import connect
+from floor.report.build import not_begun
 from floor.report.downtime import BEFORE, STILL
 from floor.report.figures import Figures, Scope, gather
 from tests.engine.conftest import decide_all
@@ -91,3 +92,17 @@ async def test_a_tilt_still_open_counts_to_the_report_s_now(floor_dsn: str) -> N
     assert f.now is not None
     open_s = (f.now - datetime.fromisoformat(at)).total_seconds()
     assert [x for x in f.tilts if x[0] == "ms-now4"] == [("ms-now4", "tilt:meters", at, None, open_s)]
+
+
+async def test_a_period_not_begun_has_no_row_for_a_device_down_since_before_it(floor_dsn: str) -> None:
+    """Tomorrow's report run today: nothing of it has happened, and the report says so (`not_begun`). A shoe marked
+    yesterday and never back had a row of 0 s noted `down from before the period; still down` beside that notice;
+    it has none (a device down is counted once the period begins). A period begun has it, as above."""
+    at = await marked_yesterday(floor_dsn, "ms-now5")
+    tomorrow = period(at.date() + timedelta(days=2), 1)
+    f = report(floor_dsn, tomorrow)
+    assert f.now is not None and f.now < tomorrow.start
+    assert not_begun(tomorrow.start, f.now, "the period") != ""  # the notice the report shows instead
+    assert [d for d in f.devices if d[0] == "ms-now5"] == [], f.devices
+    today = report(floor_dsn, period(at.date() + timedelta(days=1), 1))
+    assert [d[:2] for d in today.devices if d[0] == "ms-now5"] == [("ms-now5", "shoe")]
