@@ -36,13 +36,13 @@ TABLE = "nm-1"
 NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
 
 
-def birth() -> Incoming:
-    """The table's birth as it publishes it at every connect: its configured method, dealing from the hand."""
-    game = {"chapter": "655a", "name": "Mississippi Stud", "seats": 6, "dealing_method": "hand", "rules": {}}
+def birth(table: str = TABLE, method: str = "hand") -> Incoming:
+    """The table's birth as it publishes it at every connect: its configured method (by default the hand)."""
+    game = {"chapter": "655a", "name": "Mississippi Stud", "seats": 6, "dealing_method": method, "rules": {}}
     software = {"version": "0", "code_sha256": "0" * 64, "code_files": 1}
-    body = {"table_id": TABLE, "boot_id": "b1", "ts": "2026-11-27T11:59:00.000000Z", "software": software,
+    body = {"table_id": table, "boot_id": "b1", "ts": "2026-11-27T11:59:00.000000Z", "software": software,
             "game": game, "paytables": [], "devices": []}  # fmt: skip
-    parsed = msg(body, f"{PREFIX}/{TABLE}/birth")
+    parsed = msg(body, f"{PREFIX}/{table}/birth")
     assert isinstance(parsed, Incoming)
     return parsed
 

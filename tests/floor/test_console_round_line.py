@@ -14,24 +14,23 @@ import pytest
 
 from controller.core.events import DomainEvent
 from floor.messages import Incoming
-from tests.floor.archiving import PREFIX, events_published, msg
+from tests.floor.archiving import events_published, msg
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.marked_table import TABLE, Archiver, Page, archiving, first_console, shoe_marked_after_the_deal
+from tests.floor.marked_table import (
+    TABLE,
+    Archiver,
+    Page,
+    archiving,
+    birth,
+    first_console,
+    shoe_marked_after_the_deal,
+)
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 OLDER = "nm-2"  # a table older than deal.started
 ROUND = "t1-r000001"
+SHOE = "automated_shoe"  # both tables are configured to deal from the shoe
 OLDER_ROUND = f"{OLDER}-r000001"  # round ids name their table (docs/events.md): the engine's are t1's
-
-
-def birth(table: str) -> Incoming:
-    game = {"chapter": "655a", "name": "Mississippi Stud", "seats": 6, "dealing_method": "automated_shoe", "rules": {}}
-    software = {"version": "0", "code_sha256": "0" * 64, "code_files": 1}
-    body = {"table_id": table, "boot_id": "b1", "ts": "2026-11-27T11:59:00.000000Z", "software": software,
-            "game": game, "paytables": [], "devices": []}  # fmt: skip
-    parsed = msg(body, f"{PREFIX}/{table}/birth")
-    assert isinstance(parsed, Incoming)
-    return parsed
 
 
 def published(table: str, events: list[DomainEvent]) -> list[Incoming]:
@@ -79,7 +78,7 @@ def test_the_round_s_line_shows_the_known_round(archiver: Archiver, floor_dsn: s
 
     events = shoe_marked_after_the_deal()
     older = [e for e in events if e.type != "deal.started"]
-    batch = [birth(TABLE), birth(OLDER), *published(TABLE, events), *published(OLDER, older)]
+    batch = [birth(TABLE, SHOE), birth(OLDER, SHOE), *published(TABLE, events), *published(OLDER, older)]
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
         with first_console(page, archiver, floor_dsn, batch):
