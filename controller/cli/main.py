@@ -165,8 +165,11 @@ def _failed(verb: str, err: Exception) -> int:
     failed (the message says the cause, the file and the fix), a file that could not be read, or a bug, whose
     traceback goes to the log at debug level (--log-level debug) for the report."""
     # Here: `run` loads the journal's modules after it started the devices (issue 19), and only a failure needs it.
-    from controller.store.schema import JournalError
+    from controller.store.schema import JournalError, JournalRefused
 
+    if isinstance(err, JournalRefused):  # the table's journal: one line and a usage error's status, as a busy one's
+        print(f"tablectl: {shown_lines(str(err))}", file=sys.stderr)
+        return EXIT_USAGE
     if isinstance(err, OSError) and err.filename is not None:
         what = f"{err.filename}: {err.strerror or err}"
     elif isinstance(err, OSError | ValueError | JournalError):

@@ -43,7 +43,7 @@ from controller.shell.writer import HUNG_COMMIT_S
 from controller.store import check_watch
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
-from controller.store.schema import JournalError
+from controller.store.schema import JournalError, JournalRefused
 from drivers.interfaces import Device
 from drivers.tasks import ended_after_cancel
 
@@ -174,12 +174,10 @@ def _open_journal(path: Path, table_id: str) -> Journal:
         with told:
             return Journal(path, table_id, boot_id=uuid.uuid4().hex)
     except journal_lock.JournalBusy as err:
-        print(f"tablectl: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise JournalRefused(str(err)) from None
     except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is commanded
         log.error("journal unusable", path=str(path), error=str(err))
-        print(f"tablectl: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise JournalRefused(str(err)) from None
     finally:
         if notifier is not None:
             notifier.close()

@@ -137,6 +137,13 @@ class JournalError(Exception):
     """A journal file that cannot be used as asked; the message names the file, the problem and the fix."""
 
 
+class JournalRefused(Exception):
+    """The journal a table was to run on cannot be used (another run holds it, or JournalError): the message is the
+    one line to show, and `tablectl` exits 2. An Exception, not SystemExit: it is raised in the event loop's task, and
+    a SystemExit there leaves the loop at once while the task keeps it unretrieved, which asyncio then logs with its
+    traceback when the task is collected (after the message on the operator's stderr, or in a later test)."""
+
+
 # SQLite's page cache per connection, in KiB (its default is 2,000). A journal is appended to and read near its end
 # (the outbox, the last snapshot), so a few pages at the right edge of each b-tree are what is touched again; the rest
 # is the kernel's page cache, shared and reclaimable, instead of the daemon's resident memory growing as the file does

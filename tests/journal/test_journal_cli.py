@@ -207,6 +207,18 @@ def test_the_daemon_refuses_a_journal_it_cannot_use(cli: Run, tmp_path: Path) ->
     )
 
 
+def test_a_refused_journal_is_one_line_and_no_traceback_after_it(tmp_path: Path) -> None:
+    """The refusal is raised in the loop's task: a SystemExit there left the loop at once and the task kept it, so
+    asyncio logged "Task exception was never retrieved" with its traceback when the task was collected, on the
+    operator's stderr after the message (and, in this process, in whichever later test the collection fell)."""
+    newer = tmp_path / "newer.sqlite"
+    sqlite3.connect(newer).execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}").connection.close()
+    proc = tablectl("demo", "--rounds", "1", "--quiet", "--journal", newer, "--broker", "mqtt://127.0.0.1:1")
+    assert proc.returncode == 2, proc.stderr
+    assert "newer than this software understands" in proc.stderr
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr, proc.stderr
+
+
 HOSTILE = "clear\x1b[2J\x1b]0;pwned\x07 back\r over\u202edesrever C1\x85\x9b[31m del\x7f sep\u2028 zw\u200b"
 KEPT = "Δημήτρης ดีลเลอร์ é"  # a name in Greek or Thai reads as itself, not as \\u escapes
 
