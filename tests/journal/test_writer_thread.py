@@ -147,8 +147,8 @@ async def test_a_failed_commit_raises_in_the_waiter_and_the_writer_goes_on(tmp_p
 
 
 async def test_a_waiter_cancelled_during_a_commit_returns_only_once_it_is_committed(tmp_path: Path) -> None:
-    """The cancelled waiter waits for the commit (the disk comes back) on the loop, which keeps turning meanwhile: before,
-    it blocked the loop in a threading wait for up to HUNG_COMMIT_S."""
+    """The cancelled waiter waits for the commit (the disk comes back) on the loop, which keeps turning meanwhile:
+    before, it blocked the loop in a threading wait for up to HUNG_COMMIT_S."""
     journal = RecordingJournal(tmp_path / "journal.sqlite", "t1", boot_id="b1")
     writer = JournalWriter(journal)
     try:
