@@ -113,8 +113,7 @@ class EventPublisher:
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = Wake()
-        # The outbox's reads and marks, off the loop: they wait on the journal's lock (controller.mqtt.offloop).
-        self._reads = JournalThread(f"journal-outbox-{table_id}")
+        self._reads = JournalThread(f"journal-outbox-{table_id}")  # the outbox's reads and marks, off the loop
         self._feed = EventFeed(journal, self._reads)  # what to send next: offered events, or the outbox's
         self._connected = False
         self._closing = False
@@ -123,9 +122,7 @@ class EventPublisher:
         self._task: asyncio.Task[None] | None = None
         # A lazy proxy rather than log.bind(), which would freeze the structlog configuration in force now.
         self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
-        self._marks = OutboxMarks(
-            journal, self._reads, self._wake, self._log
-        )  # PUBACKed, their marks not yet committed
+        self._marks = OutboxMarks(journal, self._reads, self._wake, self._log)  # PUBACKed, not yet marked
 
     @property
     def connected(self) -> bool:
@@ -305,10 +302,7 @@ class EventPublisher:
                 await self._marks.settle()
                 await self._retainer.publish_due(client, lost)
         except TimeoutError:
-            # Not counted from the journal: on a disk that hangs that read would wait on the loop for ever.
-            self._log.warning(
-                "mqtt close: outbox not fully drained", sent_upto=self._feed.sent_upto, last_seq=self._journal.last_seq
-            )
+            self._log.warning("mqtt close: outbox not fully drained", sent_upto=self._feed.sent_upto)  # no journal read
         remaining = max(deadline - loop.time(), 0.05)
         await self._retainer.retain(
             client, lost, self.topics.status, self._status("offline", self._stop_reason), remaining
