@@ -37,7 +37,7 @@ import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.invariant import present
-from controller.shell.disk_progress import DiskProgress, moved
+from controller.shell.disk_progress import DiskProgress, device_stat, moved
 from controller.store.journal import Journal
 from controller.store.records import Record
 
@@ -106,6 +106,7 @@ class JournalWriter:
         self._thread: threading.Thread | None = None
         self.in_flight: Commit | None = None
         self._commits = 0  # since the last checkpoint; counted on the writer thread only
+        self._device = device_stat(journal.path)  # for the stop's look at the disk's progress (wait_while_moving)
         self.stop_deadline: float | None = None  # (loop time) set by the stop's first wait: STOP_BUDGET_S for all
 
     def _started(self) -> None:
@@ -216,7 +217,7 @@ class JournalWriter:
         if self.stop_deadline is None:
             self.stop_deadline = now + STOP_BUDGET_S
         thread = self._thread
-        probe = DiskProgress(self._journal.path, None if thread is None else thread.native_id)
+        probe = DiskProgress(self._device, None if thread is None else thread.native_id)
         if commit.landed is None:  # before `finished` is looked at: its setter on the loop comes after that is set
             commit.landed = loop.create_future()
         last, started, still_since, said = probe.sample(), now, now, False

@@ -32,6 +32,7 @@ from controller.core.events import DomainEvent
 from controller.mqtt.feed import OUTBOX_ROWS
 from controller.mqtt.publisher import EventPublisher
 from controller.shell import writer
+from controller.shell.disk_progress import DiskProgress, device_stat, moved
 from controller.shell.service import TableService
 from controller.shell.writer import Commit
 from controller.store.journal import Journal
@@ -182,3 +183,42 @@ async def test_a_stop_waits_for_a_slow_commit_and_gives_up_on_a_hung_one(
     finally:
         journal.release.set()
         bound.cancel()
+
+
+# -- what counts as progress (controller/shell/disk_progress.py) -------------------------------------------------------
+
+
+def test_progress_is_the_threads_own_counters_or_its_disks_writes_while_it_is_inside_a_sync() -> None:
+    own, other = "rchar: 1\nwchar: 4096\n", "rchar: 1\nwchar: 8192\n"
+    assert moved((own, ""), (other, ""))  # its own writes returned
+    assert not moved((own, ""), (own, ""))  # waiting on a lock, or inside one call with nothing completed
+    assert moved((own, "10 80"), (own, "11 88"))  # inside a sync both times, the device completed writes
+    assert not moved((own, ""), (own, "11 88"))  # not inside a sync or write at the first look: not counted yet
+    assert not moved(("", ""), ("", ""))  # counters that cannot be read: not moving, as before (the 5 s bound)
+
+
+def test_a_thread_waiting_on_a_lock_shows_no_progress_and_one_writing_does(tmp_path: Path) -> None:
+    """The samples themselves, of real threads: one parked on an event (a stopped disk, a held lock), one writing."""
+    device = device_stat(tmp_path / "journal.sqlite")
+    go, parked, wrote = threading.Event(), threading.Event(), threading.Event()
+
+    def writing() -> None:
+        go.wait()
+        with open(tmp_path / "w", "wb", buffering=0) as f:
+            f.write(b"\0" * 4096)
+        wrote.set()
+        parked.wait()
+
+    worker = threading.Thread(target=writing)
+    worker.start()
+    try:
+        probe = DiskProgress(device, worker.native_id)
+        before = probe.sample()
+        assert not moved(before, probe.sample())  # parked on `go`
+        go.set()
+        assert wrote.wait(BOUND_S)
+        assert moved(before, probe.sample())
+    finally:
+        go.set()
+        parked.set()
+        worker.join()
