@@ -322,11 +322,11 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
             service.submit(CloseTable(by="interrupt"))
         else:
             stop.by = stop.by or ("second interrupt" if presses > 1 else "interrupt")
-            _stop_now(task)
+            _stop_now(task, service)
 
     def terminate() -> None:
         stop.by = stop.by or "SIGTERM"
-        _stop_now(task)
+        _stop_now(task, service)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
@@ -336,14 +336,16 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
     return stop
 
 
-def _stop_now(task: asyncio.Task[None]) -> None:
+def _stop_now(task: asyncio.Task[None], service: TableService) -> None:
     """Cancel the service, and again each STOP_AGAIN_S while it runs on: a cancel that lands as an awaited wait
     completes can be swallowed (drivers.tasks.cancel_and_wait), and the table would then ignore SIGTERM until
-    systemd killed it after TimeoutStopSec."""
+    systemd killed it after TimeoutStopSec. Not while it waits out a slow commit: that wait is bounded by itself."""
     loop = asyncio.get_running_loop()
 
     def again() -> None:
-        if not task.done():
+        if not task.done() and service.settling:
+            loop.call_later(STOP_AGAIN_S, again)
+        elif not task.done():
             log.warning("the table went on after its stop; cancelling it again", task=task.get_name())
             task.cancel()
             loop.call_later(STOP_AGAIN_S, again)

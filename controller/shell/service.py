@@ -172,6 +172,11 @@ class TableService:
         self._announce_commit(commit)
         return commit.journaled
 
+    @property
+    def settling(self) -> bool:
+        """The stop's wait for the commit in flight is on (JournalWriter.wait_while_moving)."""
+        return self._writer.settling
+
     def link_wake(self, wake: Callable[[], None]) -> None:
         """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""
         self._commands.link_wake = wake

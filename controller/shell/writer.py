@@ -108,6 +108,7 @@ class JournalWriter:
         self._commits = 0  # since the last checkpoint; counted on the writer thread only
         self._device = device_stat(journal.path)  # for the stop's look at the disk's progress (wait_while_moving)
         self.stop_deadline: float | None = None  # (loop time) set by the stop's first wait: STOP_BUDGET_S for all
+        self.settling = False  # inside wait_while_moving: the stop need not cancel the service again meanwhile
 
     def _started(self) -> None:
         if self._thread is None:
@@ -213,23 +214,34 @@ class JournalWriter:
         from the first call). A cancel meanwhile (the stop cancels its service again each second) does not end the wait:
         it is bounded by itself."""
         loop = asyncio.get_running_loop()
-        now = loop.time()
         if self.stop_deadline is None:
-            self.stop_deadline = now + STOP_BUDGET_S
+            self.stop_deadline = loop.time() + STOP_BUDGET_S
         thread = self._thread
         probe = DiskProgress(self._device, None if thread is None else thread.native_id)
         if commit.landed is None:  # before `finished` is looked at: its setter on the loop comes after that is set
             commit.landed = loop.create_future()
+        self.settling = True
+        try:
+            return await self._outlast(commit, still_s, probe, loop)
+        finally:
+            self.settling = False
+
+    async def _outlast(
+        self, commit: Commit, still_s: float, probe: DiskProgress, loop: asyncio.AbstractEventLoop
+    ) -> bool:
+        landed = present(commit.landed, "the commit's landing, made by wait_while_moving")
+        deadline = present(self.stop_deadline, "the stop's deadline, set by wait_while_moving")
+        now = loop.time()
         last, started, still_since, said = probe.sample(), now, now, False
         while not commit.finished.is_set():
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait((commit.landed,), timeout=PROBE_S)
+                await asyncio.wait((landed,), timeout=PROBE_S)
             now, sample = loop.time(), probe.sample()
             if moved(last, sample):
                 last, still_since = sample, now
             if commit.finished.is_set():
                 break
-            if now - still_since >= still_s or now >= self.stop_deadline:
+            if now - still_since >= still_s or now >= deadline:
                 commit.hung = True
                 log.error(
                     "a journal commit did not return: the journal's disk does not answer",
