@@ -322,11 +322,11 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
             service.submit(CloseTable(by="interrupt"))
         else:
             stop.by = stop.by or ("second interrupt" if presses > 1 else "interrupt")
-            _stop_now(task, service)
+            _stop_now(task, lambda: service.settling)
 
     def terminate() -> None:
         stop.by = stop.by or "SIGTERM"
-        _stop_now(task, service)
+        _stop_now(task, lambda: service.settling)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
@@ -336,14 +336,14 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
     return stop
 
 
-def _stop_now(task: asyncio.Task[None], service: TableService) -> None:
+def _stop_now(task: asyncio.Task[None], settling: Callable[[], bool] = lambda: False) -> None:
     """Cancel the service, and again each STOP_AGAIN_S while it runs on: a cancel that lands as an awaited wait
     completes can be swallowed (drivers.tasks.cancel_and_wait), and the table would then ignore SIGTERM until
     systemd killed it after TimeoutStopSec. Not while it waits out a slow commit: that wait is bounded by itself."""
     loop = asyncio.get_running_loop()
 
     def again() -> None:
-        if not task.done() and service.settling:
+        if not task.done() and settling():
             loop.call_later(STOP_AGAIN_S, again)
         elif not task.done():
             log.warning("the table went on after its stop; cancelling it again", task=task.get_name())
