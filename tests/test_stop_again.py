@@ -41,3 +41,18 @@ async def test_the_last_wait_cancels_again_only_what_went_on() -> None:
     assert deaf.cancelled() and quiet.cancelled() and swallowed == ["once"]
     again = [e for e in logs if e["event"] == "a task went on after its cancel; cancelling it again"]
     assert [(e["log_level"], e["task"]) for e in again] == [("warning", "publisher")]
+
+
+async def test_the_handler_leaves_a_service_waiting_out_a_slow_commit_alone_until_that_wait_ends() -> None:
+    """A service that waits out a slow journal commit after its cancel (controller/shell/writer.py wait_while_moving,
+    bounded by itself) is not cancelled again nor said to have gone on; once that wait is over, it is, as before."""
+    swallowed: list[str] = []
+    task = asyncio.create_task(deaf_once(swallowed), name="service")
+    await asyncio.sleep(0)
+    settling = [True, True, False]  # what the handler finds at each look, one STOP_AGAIN_S apart
+    with capture_logs() as logs:
+        _stop_now(task, lambda: settling.pop(0) if len(settling) > 1 else settling[0])
+        done, _ = await asyncio.wait({task}, timeout=STOP_AGAIN_S * 8)  # a bound on failure only
+    assert task in done and task.cancelled() and swallowed == ["once"] and settling == [False]
+    again = [e for e in logs if e["event"] == "the table went on after its stop; cancelling it again"]
+    assert [(e["log_level"], e["task"]) for e in again] == [("warning", "service")]

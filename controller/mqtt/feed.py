@@ -1,6 +1,7 @@
 """What the publisher (controller.mqtt.publisher) sends next: the events offered straight from the journal's
 writer thread while they follow on what was sent without a gap, otherwise the journal's outbox, read in seq order
-(docs/mqtt.md, "Latency"). The offer is only a shortcut: the outbox holds every offered event anyway.
+(docs/mqtt.md, "Latency"). The offer is only a shortcut: the outbox holds every offered event anyway. The outbox is
+read off the event loop (controller.mqtt.offloop): the read waits on the journal's lock, which a hung disk keeps.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 
 from controller.core.events import JournaledEvent
+from controller.mqtt.offloop import JournalThread
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
 
@@ -19,8 +21,9 @@ OUTBOX_ROWS = 200
 
 
 class EventFeed:
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, reads: JournalThread) -> None:
         self._journal = journal
+        self._reads = reads
         # Durable commits' events handed over by offer(), oldest first: sent from memory while they follow on what
         # was sent without a gap; anything else (a note, a reconnect, a backlog) is read from the outbox (db_due).
         self.fresh: deque[JournaledEvent] = deque()
@@ -35,7 +38,7 @@ class EventFeed:
         else:
             self.fresh.extend(events)
 
-    def next_rows(self) -> list[OutboxItem]:
+    async def next_rows(self) -> list[OutboxItem]:
         """The next events to send, in seq order: offered ones while they follow on the last sent without a gap, else
         the outbox's (which also holds every offered event: the offer is only a shortcut)."""
         fresh = self.fresh
@@ -49,7 +52,8 @@ class EventFeed:
         if not self.db_due and not fresh:
             return []
         committed = self._journal.last_seq  # read first: everything up to it was committed before the outbox is read
-        rows = self._journal.outbox(OUTBOX_ROWS, after_seq=self.sent_upto)
+        after, journal = self.sent_upto, self._journal
+        rows = await self._reads.call(lambda: journal.outbox(OUTBOX_ROWS, after_seq=after))
         if not rows:
             # The outbox is drained up to `committed` (published in this session or an earlier one): from here on
             # offers that follow it are enough.

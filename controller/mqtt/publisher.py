@@ -30,6 +30,7 @@ from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Top
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import now_iso, quarantined, status_message
+from controller.mqtt.offloop import JournalThread
 from controller.mqtt.reads import fewer_reads
 from controller.mqtt.retained import RetainedTopics
 from controller.mqtt.retainer import Health, Retainer
@@ -112,7 +113,8 @@ class EventPublisher:
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = Wake()
-        self._feed = EventFeed(journal)  # what to send next: offered events, or the outbox's
+        self._reads = JournalThread(f"journal-outbox-{table_id}")  # the outbox's reads and marks, off the loop
+        self._feed = EventFeed(journal, self._reads)  # what to send next: offered events, or the outbox's
         self._connected = False
         self._closing = False
         self._close_deadline: float | None = None
@@ -120,7 +122,7 @@ class EventPublisher:
         self._task: asyncio.Task[None] | None = None
         # A lazy proxy rather than log.bind(), which would freeze the structlog configuration in force now.
         self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
-        self._marks = OutboxMarks(journal, self._wake, self._log)  # PUBACKed, their marks not yet committed
+        self._marks = OutboxMarks(journal, self._reads, self._wake, self._log)  # PUBACKed, not yet marked
 
     @property
     def connected(self) -> bool:
@@ -171,6 +173,8 @@ class EventPublisher:
             if self._cancelled_by_close and task is not None and task.uncancel() == 0:
                 return
             raise  # anything else goes to the task supervisor (controller/shell/tasks.py)
+        finally:
+            self._reads.close()  # once the marks the last session left are committed (a restart starts another)
 
     def _client(self) -> aiomqtt.Client | None:
         try:
@@ -281,11 +285,8 @@ class EventPublisher:
             self._session_ended(lost)
 
     def _session_ended(self, lost: asyncio.Future[None]) -> None:
-        # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
-        try:
-            self._marks.flush()
-        except Exception as err:  # e.g. the journal already closed: the events are only published again
-            self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
+        # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file, read after these
+        # marks (off the loop, in order: controller.mqtt.marks).
         self._marks.forget()
         self._feed.sent_upto = 0
         lost.cancel()
@@ -301,7 +302,7 @@ class EventPublisher:
                 await self._marks.settle()
                 await self._retainer.publish_due(client, lost)
         except TimeoutError:
-            self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
+            self._log.warning("mqtt close: outbox not fully drained", sent_upto=self._feed.sent_upto)  # no journal read
         remaining = max(deadline - loop.time(), 0.05)
         await self._retainer.retain(
             client, lost, self.topics.status, self._status("offline", self._stop_reason), remaining
@@ -321,7 +322,7 @@ class EventPublisher:
                 # offered events taken here and not sent would be gone from memory, and the final drain, finding
                 # nothing offered and nothing due from the outbox, would close with them unpublished.
                 return
-            rows = self._feed.next_rows()
+            rows = await self._feed.next_rows()
             if not rows:
                 return
             batch = [ev for ev in rows if not isinstance(ev, DamagedRow)]

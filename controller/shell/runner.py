@@ -39,7 +39,7 @@ from controller.shell.software import operator_message
 from controller.shell.start_signals import StartSignals
 from controller.shell.supervised import PUBLISHER, SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor, journal_check_notices
-from controller.shell.writer import HUNG_COMMIT_S
+from controller.shell.writer import HUNG_COMMIT_S, STOP_BUDGET_S
 from controller.store import check_watch
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
@@ -50,9 +50,10 @@ from drivers.tasks import ended_after_cancel
 log = structlog.get_logger("tablectl")
 # A task still running this long after its cancel at the stop swallowed it, and is cancelled again.
 STOP_AGAIN_S = 1.0
-# The stop at once waits this long for its `table.stopped` to be journaled (after the commit in flight, itself waited
-# for at most as long: controller/shell/writer.py), then exits with STOP_UNWRITTEN: a disk that hangs would otherwise
-# hold the stop until systemd's SIGKILL (TimeoutStopSec=20, systemd/tablectl.service), which says nothing of why.
+# The stop at once waits for its `table.stopped` to be journaled (after the commit in flight) while the journal's disk
+# makes progress, up to STOP_BUDGET_S for both, and gives up after this long without any (controller/shell/writer.py),
+# then exits with STOP_UNWRITTEN: a disk that hangs would otherwise hold the stop until systemd's SIGKILL
+# (TimeoutStopSec=20, systemd/tablectl.service), which says nothing of why.
 STOP_WRITE_S = HUNG_COMMIT_S
 # The exit status of a stop whose `table.stopped` could not be written because the journal's disk hangs.
 STOP_UNWRITTEN = 3
@@ -266,7 +267,8 @@ async def _journal_stop(service: TableService, by: str) -> bool:
     """`table.stopped` as the journal's last event: the service has ended (cancelled), so nothing follows it, and the
     file tells this stop from a crash. Best effort: a journal that refuses it (a full disk) is logged and the stop goes
     on, the file then reading as a crash; the publisher's drain that follows is bounded (5 s, under the unit's
-    TimeoutStopSec). A journal that does not answer (a write that never returns) is waited for STOP_WRITE_S: False."""
+    TimeoutStopSec). A journal that does not answer (a write that never returns) is given up on after STOP_WRITE_S
+    without progress, a slow one after STOP_BUDGET_S: False."""
     try:
         journaled = await service.note_within([recovery.stopped(service.state, by)], STOP_WRITE_S)
     except Exception as err:
@@ -290,13 +292,14 @@ def _abandon(service: TableService, stop: _StopNow) -> NoReturn:
         by=stop.by,
         unwritten="table.stopped",
         journal=journal,
-        waited_s=STOP_WRITE_S,
+        still_s=STOP_WRITE_S,
+        budget_s=STOP_BUDGET_S,
         exit_status=STOP_UNWRITTEN,
     )
     print(
         f"tablectl: the stop ({stop.by}) was not journaled: journal {journal} did not answer within {STOP_WRITE_S:g} s "
-        "(its disk hangs), so `table.stopped` and anything in flight are not in it and it reads as a crash; check the "
-        "disk (dmesg) before starting the table again",
+        f"(no progress; or not done within the stop's {STOP_BUDGET_S:g} s), so `table.stopped` and anything in flight "
+        "are not in it and it reads as a crash; check the disk (dmesg) before starting the table again",
         file=sys.stderr,
     )
     sys.stdout.flush()
@@ -319,11 +322,11 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
             service.submit(CloseTable(by="interrupt"))
         else:
             stop.by = stop.by or ("second interrupt" if presses > 1 else "interrupt")
-            _stop_now(task)
+            _stop_now(task, lambda: service.settling)
 
     def terminate() -> None:
         stop.by = stop.by or "SIGTERM"
-        _stop_now(task)
+        _stop_now(task, lambda: service.settling)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
@@ -333,14 +336,16 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: Sta
     return stop
 
 
-def _stop_now(task: asyncio.Task[None]) -> None:
+def _stop_now(task: asyncio.Task[None], settling: Callable[[], bool] = lambda: False) -> None:
     """Cancel the service, and again each STOP_AGAIN_S while it runs on: a cancel that lands as an awaited wait
     completes can be swallowed (drivers.tasks.cancel_and_wait), and the table would then ignore SIGTERM until
-    systemd killed it after TimeoutStopSec."""
+    systemd killed it after TimeoutStopSec. Not while it waits out a slow commit: that wait is bounded by itself."""
     loop = asyncio.get_running_loop()
 
     def again() -> None:
-        if not task.done():
+        if not task.done() and settling():
+            loop.call_later(STOP_AGAIN_S, again)
+        elif not task.done():
             log.warning("the table went on after its stop; cancelling it again", task=task.get_name())
             task.cancel()
             loop.call_later(STOP_AGAIN_S, again)

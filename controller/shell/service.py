@@ -152,9 +152,10 @@ class TableService:
         self._announce(journaled)
         return journaled
 
-    async def note_within(self, events: list[DomainEvent], seconds: float) -> list[JournaledEvent] | None:
+    async def note_within(self, events: list[DomainEvent], still_s: float) -> list[JournaledEvent] | None:
         """`note` bounded, for the stop at once: committed on the writer thread after any commit in flight, waited for
-        at most `seconds`. None when the journal has not committed them by then: its disk hangs (a write that never
+        while the disk moves (JournalWriter.wait_while_moving: a slow disk, within the stop's budget). None when the
+        journal has not committed them by then, or made no progress for `still_s`: its disk hangs (a write that never
         returns holds the writer thread, and with it the journal's lock). Raises what the journal raised."""
         ahead = self._writer.in_flight
         if ahead is not None and ahead.hung:
@@ -162,15 +163,19 @@ class TableService:
         commit = self._writer.submit(events, self._clock(), ())
         running = present(commit.running, "the future of a commit handed to the writer")
         running.add_done_callback(lambda f: f.cancelled() or f.exception())  # a late failure is nobody's to raise
-        try:
-            async with asyncio.timeout(seconds):
-                await asyncio.shield(running)  # not JournalWriter.wait: cancelled, it waits for the commit unbounded
-        except TimeoutError:
+        if not await self._writer.wait_while_moving(commit, still_s):
             return None
+        await asyncio.wait((running,))  # its outcome, set on the loop right after it finished
+        running.result()
         if ahead is not None and ahead.finished.is_set():
             self._announce_commit(ahead)  # committed before this one: announced before it
         self._announce_commit(commit)
         return commit.journaled
+
+    @property
+    def settling(self) -> bool:
+        """The stop's wait for the commit in flight is on (JournalWriter.wait_while_moving)."""
+        return self._writer.settling
 
     def link_wake(self, wake: Callable[[], None]) -> None:
         """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""

@@ -37,6 +37,7 @@ import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.invariant import present
+from controller.shell.disk_progress import DiskProgress, device_stat, moved
 from controller.store.journal import Journal
 from controller.store.records import Record
 
@@ -49,8 +50,10 @@ class Commit:
     announced: bool = False
     finished: threading.Event = field(default_factory=threading.Event)
     running: asyncio.Future[None] | None = None
-    # Not finished within HUNG_COMMIT_S of its waiter's cancel (the stop at once): the journal's disk does not answer.
+    # Not finished while the stop waited for it (JournalWriter.wait_while_moving): the journal's disk does not answer.
     hung: bool = False
+    # Set on the loop once finished, for the stop's wait (`running` is cancelled with a waiter that is cancelled).
+    landed: asyncio.Future[None] | None = None
 
 
 _Work = Callable[[], None]  # one commit, run on the writer thread
@@ -64,12 +67,15 @@ CHECKPOINT_EVERY = 64
 # busy table's WAL stays near 600 pages instead of growing to the commits' own 4,000 and checkpointing inside one.
 CHECKPOINT_LATEST = CHECKPOINT_EVERY + CHECKPOINT_EVERY // 4
 
-# How long the stop at once waits for a commit in flight, and then for its own `table.stopped`: a disk that hangs (a
-# write that never returns) holds the writer thread inside the commit, and the stop must end before systemd's SIGKILL
-# (systemd/tablectl.service, TimeoutStopSec=20): 5 s for the commit, 5 s for the stop's event, then the exit
-# (controller/shell/runner.py). A commit slower than this but not hung (the archive's delete holding the write lock
-# for longer) is taken for hung by a stop that lands on it: the stop exits 3, the commit lands or not, as in a crash.
+# The stop at once waits for a commit in flight, and then for its own `table.stopped`, while the writer thread makes
+# progress (controller/shell/disk_progress.py: a slow disk), up to STOP_BUDGET_S from the stop for both, and gives up
+# after HUNG_COMMIT_S without any (a hung disk: a write that never returns holds the writer thread inside the commit):
+# the stop must end before systemd's SIGKILL (systemd/tablectl.service, TimeoutStopSec=20), the publisher's drain
+# (5 s) after it. Given up, the stop exits 3 (controller/shell/runner.py); the commit lands or not, as in a crash.
 HUNG_COMMIT_S = 5.0
+STOP_BUDGET_S = 12.0
+# How often the progress is looked at meanwhile.
+PROBE_S = 0.5
 
 log = structlog.get_logger(__name__)
 
@@ -100,6 +106,9 @@ class JournalWriter:
         self._thread: threading.Thread | None = None
         self.in_flight: Commit | None = None
         self._commits = 0  # since the last checkpoint; counted on the writer thread only
+        self._device = device_stat(journal.path)  # for the stop's look at the disk's progress (wait_while_moving)
+        self.stop_deadline: float | None = None  # (loop time) set by the stop's first wait: STOP_BUDGET_S for all
+        self.settling = False  # inside wait_while_moving: the stop need not cancel the service again meanwhile
 
     def _started(self) -> None:
         if self._thread is None:
@@ -124,7 +133,9 @@ class JournalWriter:
         journal = self._journal
 
         def settle(error: BaseException | None) -> None:
-            # On the loop: the commit's waiter (gone if it was cancelled meanwhile: `wait` then waits on `finished`).
+            # On the loop: the commit's waiter (gone if it was cancelled meanwhile: the stop then waits on `landed`).
+            if commit.landed is not None and not commit.landed.done():
+                commit.landed.set_result(None)
             if done.done():
                 return
             if error is None:
@@ -182,22 +193,68 @@ class JournalWriter:
             log.warning("journal checkpoint failed; the next commits checkpoint themselves", error=str(err))
 
     async def wait(self, commit: Commit) -> None:
-        """Return once the commit is durable, or raise what the journal raised. Cancelled meanwhile, it first waits
-        for the commit to finish (at most HUNG_COMMIT_S): what the journal holds and what the service believes must
-        not part."""
+        """Return once the commit is durable, or raise what the journal raised. Cancelled meanwhile (the stop at once),
+        it first waits for the commit to finish while the disk moves (`wait_while_moving`): what the journal holds and
+        what the service believes must not part."""
         running = present(commit.running, "the future of a commit handed to the writer")
         try:
             await running
         except asyncio.CancelledError:
             # Bounded: a commit that never returns (a hung disk) would hold the stop until systemd's SIGKILL. Not
             # finished by then, it did not happen as far as the service knows, and the stop says so (runner.py).
-            if not commit.finished.wait(HUNG_COMMIT_S):
-                commit.hung = True
-                log.error("a journal commit did not return: the journal's disk does not answer", waited_s=HUNG_COMMIT_S)
+            await self.wait_while_moving(commit, HUNG_COMMIT_S)
             raise
         finally:
             if self.in_flight is commit and commit.finished.is_set():
                 self.in_flight = None
+
+    async def wait_while_moving(self, commit: Commit, still_s: float) -> bool:
+        """Wait for `commit` to finish, on the loop (which keeps turning), while the writer thread makes progress:
+        False, and the commit marked hung, once none was seen for `still_s` or past the stop's deadline (STOP_BUDGET_S
+        from the first call). A cancel meanwhile (the stop cancels its service again each second) does not end the wait:
+        it is bounded by itself."""
+        loop = asyncio.get_running_loop()
+        if self.stop_deadline is None:
+            self.stop_deadline = loop.time() + STOP_BUDGET_S
+        thread = self._thread
+        probe = DiskProgress(self._device, None if thread is None else thread.native_id)
+        if commit.landed is None:  # before `finished` is looked at: its setter on the loop comes after that is set
+            commit.landed = loop.create_future()
+        self.settling = True
+        try:
+            return await self._outlast(commit, still_s, probe, loop)
+        finally:
+            self.settling = False
+
+    async def _outlast(
+        self, commit: Commit, still_s: float, probe: DiskProgress, loop: asyncio.AbstractEventLoop
+    ) -> bool:
+        landed = present(commit.landed, "the commit's landing, made by wait_while_moving")
+        deadline = present(self.stop_deadline, "the stop's deadline, set by wait_while_moving")
+        now = loop.time()
+        last, started, still_since, said = probe.sample(), now, now, False
+        while not commit.finished.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((landed,), timeout=PROBE_S)
+            now, sample = loop.time(), probe.sample()
+            if moved(last, sample):
+                last, still_since = sample, now
+            if commit.finished.is_set():
+                break
+            if now - still_since >= still_s or now >= deadline:
+                commit.hung = True
+                log.error(
+                    "a journal commit did not return: the journal's disk does not answer",
+                    still_s=round(now - still_since, 1),
+                    waited_s=round(now - started, 1),
+                )
+                return False
+            if not said and now - started >= still_s:  # it would have been taken for hung before: say why it is not
+                said = True
+                log.warning(
+                    "a journal commit is slow but its disk moves: the stop waits for it", budget_s=STOP_BUDGET_S
+                )
+        return True
 
     def close(self) -> None:
         if self._thread is not None:

@@ -3,8 +3,8 @@
 The journal is also the MQTT outbox: a row stays unpublished until the broker has acknowledged it
 (`mark_published`), so nothing journaled is lost to a broker outage or a crash. All methods are
 synchronous; each write is one short fsync'd transaction. The daemon commits its steps on a writer thread
-(controller/shell/writer.py) while the event loop thread reads the outbox, so every method that touches the
-connection holds the journal's lock (`serialised()`): one thread at a time, one transaction at a time.
+(controller/shell/writer.py) while the publisher's thread reads the outbox (controller/mqtt/offloop.py), so every
+method that touches the connection holds the journal's lock (`serialised()`): one thread at a time, one transaction.
 
 Integrity (docs/journal.md): every row is linked into its table's hash chain (controller.store.chain);
 `chain_head` holds the last (seq, hash) written, in the same transaction as the row, so a removed tail shows
@@ -60,7 +60,7 @@ R = TypeVar("R")
 
 
 def _serialised(method: Callable[Concatenate[Journal, P], R]) -> Callable[Concatenate[Journal, P], R]:
-    """Hold the journal's lock for the call: the writer thread and the event loop thread share one connection."""
+    """Hold the journal's lock for the call: the writer thread and the publisher's share one connection."""
 
     @functools.wraps(method)
     def locked(self: Journal, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -92,8 +92,10 @@ class Journal:
         # seq -> chain hash of the rows committed last (RECENT_HASHES at most): the publisher names its retained anchor
         # from here without the journal's lock, which the writer thread holds while it syncs the anchor file after
         # handing the same events on (controller/shell/writer.py). Written by the committing thread only; a dict's
-        # single get and set are atomic under the GIL.
+        # single get and set are atomic under the GIL. `_outbox_hashes`: the same for the rows the last outbox read
+        # returned (a replay's, older), replaced whole by the thread that read them.
         self._recent: dict[int, str] = {}
+        self._outbox_hashes: dict[int, str] = {}
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
@@ -259,9 +261,9 @@ class Journal:
         return self._last_hash
 
     def hash_at(self, seq: int) -> str | None:
-        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists. The
-        last row of a recent commit is answered from memory, without waiting for the journal's lock."""
-        known = self._recent.get(seq)
+        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists. A
+        recent commit's last row, or one the last outbox read returned, is answered without waiting for the lock."""
+        known = self._recent.get(seq) or self._outbox_hashes.get(seq)
         if known is not None:
             return known
         with self._lock:
@@ -298,12 +300,7 @@ class Journal:
             "ORDER BY copy",
             (self.table_id, name),
         )
-        return [
-            StoredCopy(
-                r, int(c), bytes(b) if isinstance(b, bytes | memoryview) else str(b).encode(), str(h), int(s), str(u)
-            )
-            for r, c, b, h, s, u in cur
-        ]
+        return [StoredCopy.of(row) for row in cur]
 
     @_serialised
     def last_round_no(self) -> int:
@@ -328,8 +325,7 @@ class Journal:
 
     @_serialised
     def make_durable(self) -> None:
-        """The anchor file durable now (CriticalBook.durable): the writer thread calls it after each commit so that
-        the fdatasync is not paid on the event loop when the publisher reads the outbox."""
+        """The anchor file durable now (CriticalBook.durable): the writer thread's, after each commit."""
         self.critical.durable()
 
     @_serialised
@@ -337,14 +333,16 @@ class Journal:
         """The outbox row by row: each unpublished row after `after_seq` as its event, or as a DamagedRow when it
         cannot be published as journaled (controller.store.outbox)."""
         self.critical.durable()  # nothing leaves the process that the anchor file does not hold across a power loss
+        hashes: dict[int, str] = {}
         try:
-            return read_outbox(self._db, self.table_id, after_seq, limit)
+            rows = read_outbox(self._db, self.table_id, after_seq, limit, hashes)
         except sqlite3.DatabaseError as err:
             raise storage_error(err, self.path, "reading the outbox") from err
+        self._outbox_hashes = hashes
+        return rows
 
     def unpublished(self, limit: int = 200, after_seq: int = 0) -> list[JournaledEvent]:
-        """The outbox's events, oldest first, damaged rows left out; `after_seq` skips those the publisher knows
-        are acknowledged but has not marked yet."""
+        """The outbox's events, oldest first, damaged rows left out (tests, tools; the publisher reads `outbox`)."""
         return [e for e in self.outbox(limit, after_seq) if not isinstance(e, DamagedRow)]
 
     @_serialised

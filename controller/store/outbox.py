@@ -37,13 +37,16 @@ class DamagedRow:
 OutboxItem = JournaledEvent | DamagedRow
 
 
-def read_outbox(db: sqlite3.Connection, table_id: str, after_seq: int, limit: int) -> list[OutboxItem]:
-    """The unpublished rows after `after_seq`, oldest first: each a JournaledEvent, or a DamagedRow."""
+def read_outbox(
+    db: sqlite3.Connection, table_id: str, after_seq: int, limit: int, hashes: dict[int, str] | None = None
+) -> list[OutboxItem]:
+    """The unpublished rows after `after_seq`, oldest first: each a JournaledEvent, or a DamagedRow; `hashes` gets the
+    stored chain hash of each event returned (the publisher's retained anchor names one, controller.mqtt.anchor)."""
     rows = db.execute(
         f"SELECT {_RAW} FROM events WHERE table_id = ? AND published_at IS NULL AND seq > ? ORDER BY seq LIMIT ?",
         (table_id, after_seq, limit),
     ).fetchall()
-    return _items(db, table_id, rows, None)
+    return _items(db, table_id, rows, None, hashes)
 
 
 def read_range(
@@ -59,7 +62,11 @@ def read_range(
 
 
 def _items(
-    db: sqlite3.Connection, table_id: str, rows: list[Sequence[object]], chain_from: tuple[int, str] | None
+    db: sqlite3.Connection,
+    table_id: str,
+    rows: list[Sequence[object]],
+    chain_from: tuple[int, str] | None,
+    hashes: dict[int, str] | None = None,
 ) -> list[OutboxItem]:
     out: list[OutboxItem] = []
     last: tuple[int, str | None] | None = None  # the seq and stored hash of the row read before
@@ -75,6 +82,8 @@ def _items(
             prev = _hash_before(db, table_id, seq)
         item, stored = _decode(seq, row, prev)
         out.append(item)
+        if hashes is not None and stored is not None and not isinstance(item, DamagedRow):
+            hashes[seq] = stored
         last = (seq, stored)
     return out
 

@@ -37,6 +37,13 @@ class StoredCopy:
     seq: int
     updated_at: str
 
+    @classmethod
+    def of(cls, row: tuple[object, ...]) -> StoredCopy:
+        """From a `critical_state` row: record, copy, body (a BLOB, or text from an older file), sha256, seq, at."""
+        r, c, b, h, s, u = row
+        body = bytes(b) if isinstance(b, bytes | memoryview) else str(b).encode()
+        return cls(str(r), int(c), body, str(h), int(s), str(u))  # type: ignore[call-overload]
+
     @property
     def intact(self) -> bool:
         return hashlib.sha256(self.body).hexdigest() == self.sha256

@@ -50,3 +50,42 @@ def disk_stalled(journal: Journal) -> Iterator[threading.Event]:
     finally:
         release.set()
         thread.join()
+
+
+class ThrottledJournal(RecordingJournal):
+    """A real journal whose next commit, on the thread that makes it, is held first by a slow disk (`throttled`: it
+    writes a file beside the journal 4 KiB at a time with a pause between, real write calls that the kernel counts, as
+    SQLite's own writes on a disk the kernel throttles) or by a hung one (`stopped`: it waits and does nothing, as a
+    write that never returns). What cannot run here is a disk that is slow or hangs (no device-mapper delay target, no
+    FUSE server): the writer thread does what such a disk would make it do."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.held = threading.Event()  # the commit is inside the slow or hung disk
+        self.release = threading.Event()  # a stopped commit goes on; a bound on failure only for a throttled one
+        self._hold: tuple[str, int, float] | None = None
+        self.written = 0  # bytes the slow disk took (a throttled commit)
+
+    def throttled(self, chunks: int, pause_s: float) -> None:
+        """The next commit first writes `chunks` times 4 KiB, `pause_s` apart."""
+        self._hold = ("throttled", chunks, pause_s)
+
+    def stopped(self) -> None:
+        """The next commit waits for `release`, doing nothing meanwhile."""
+        self._hold = ("stopped", 0, 0.0)
+
+    def append(
+        self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record] = ()
+    ) -> list[JournaledEvent]:
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            with self.serialised():
+                self.held.set()
+                if hold[0] == "stopped":
+                    self.release.wait()
+                else:
+                    with open(f"{self.path}.throttle", "wb", buffering=0) as f:
+                        for _ in range(hold[1]):
+                            self.written += f.write(b"\0" * 4096) or 0
+                            self.release.wait(hold[2])
+        return super().append(events, now, records)

@@ -147,18 +147,25 @@ async def test_a_failed_commit_raises_in_the_waiter_and_the_writer_goes_on(tmp_p
 
 
 async def test_a_waiter_cancelled_during_a_commit_returns_only_once_it_is_committed(tmp_path: Path) -> None:
+    """The cancelled waiter waits for the commit (the disk comes back) on the loop, which keeps turning meanwhile:
+    before, it blocked the loop in a threading wait for up to HUNG_COMMIT_S."""
     journal = RecordingJournal(tmp_path / "journal.sqlite", "t1", boot_id="b1")
     writer = JournalWriter(journal)
     try:
         with disk_stalled(journal) as release:
             commit = writer.submit([_fault_event(1)], datetime.now(UTC), [])
-            waiting = writer.wait(commit)
-            parked = waiting.send(None)  # driven by hand: the waiter is parked on the commit's future
-            assert parked is commit.running
+            waiting = asyncio.create_task(writer.wait(commit))
+            await asyncio.sleep(0)  # parked on the commit's future
+            waiting.cancel()
+            turns = 0
+            while not commit.landed:  # the cancelled waiter is in its bounded wait: the loop still turns
+                turns += 1
+                await asyncio.sleep(0)
+            assert not waiting.done() and turns > 0
             release.set()  # the disk comes back: the cancelled waiter must still see the commit finish
             with pytest.raises(asyncio.CancelledError):
-                waiting.throw(asyncio.CancelledError())
-        assert commit.finished.is_set()
+                await waiting
+        assert commit.finished.is_set() and not commit.hung
         assert [e.seq for e in commit.journaled or []] == [1]
         assert writer.in_flight is None
     finally:
