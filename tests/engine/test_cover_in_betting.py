@@ -13,34 +13,14 @@ import pytest
 
 from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand, Shuffle
-from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, OpenTable, Recover, StopRecord
-from controller.engine.round import RoundEngine
-from controller.engine.state import Phase, TableState
-from controller.games.registry import SPECS
+from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, Recover, StopRecord
+from controller.engine.state import Phase
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, ShuffleCompleted
-from tests.engine.chapter_faults import cite, counting, remedy
-from tests.engine.conftest import PureTable, decide_all, enter_player, example_rules
-from tests.engine.covers import HAND_AND_SHOE
+from tests.engine.chapter_faults import cite, remedy
+from tests.engine.conftest import PureTable, decide_all, enter_player
+from tests.engine.covers import HAND_AND_SHOE, on_layout, shoe_table
 from tests.engine.held_faults import NO_HIT, dispenses, play_round
-
-
-def shoe_table(chapter: str, players: int = 2) -> PureTable:
-    """An automated-shoe table falling back to the hand, in betting; its shuffler counts but reads no order, and no
-    progressive is hit (no validation holds a round open)."""
-    options = counting(chapter, fallback_dealing_method="hand")
-    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), "automated_shoe", options), TableState("t1"))
-    t.decks = [list(NO_HIT) for _ in range(4)]
-    t.feed(OpenTable())
-    for seat in range(1, players + 1):
-        enter_player(t, seat)
-    assert t.state.phase is Phase.BETTING and t.state.deck_order == []
-    return t
-
-
-def on_layout(t: PureTable) -> dict[int, dict[str, int]]:
-    r = t.state.round
-    return {} if r is None else {n: dict(st.wagers) for n, st in r.seats.items() if st.wagers}
 
 
 @pytest.mark.parametrize("chapter", HAND_AND_SHOE)
