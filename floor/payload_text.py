@@ -32,7 +32,18 @@ def out_of_order_text(v: object) -> str | None:
     return marks_text({str(d): None if t is None else str(t) for d, t in v.items()}) or "no device out of order"
 
 
-WORDED: dict[str, Callable[[object], str | None]] = {"after_stop": after_stop_text, "out_of_order": out_of_order_text}
+def refused_text(v: object) -> str | None:
+    """`table.recovered`'s `no_more_bets_refused`: the refusal pending at the restart, its rule and what lifts it."""
+    if not isinstance(v, dict):
+        return None
+    return f'"no more bets" refused ({v.get("rule")}) until: {v.get("remedy")}'
+
+
+WORDED: dict[str, Callable[[object], str | None]] = {
+    "after_stop": after_stop_text,
+    "out_of_order": out_of_order_text,
+    "no_more_bets_refused": refused_text,
+}
 
 
 def _scalar(k: str, v: object, money: Callable[[str], bool], text: Callable[[object], str]) -> str | None:

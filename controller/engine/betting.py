@@ -119,19 +119,25 @@ def pre_deal_wager(ctx: StepContext, seat: int, spot: str, amount: int, base: di
     ctx.emit("wager.accepted", offer.rule, base)
 
 
+def dealing_stopped(ctx: StepContext) -> tuple[str, dict[str, Any]] | None:
+    """What "no more bets" is refused with (the rule, the payload) while a block stops the round in betting from being
+    dealt, or None: one source for the refusal itself and for the restart that says it is pending (recovery)."""
+    stops = {k: v for k, v in ctx.s.blocks.items() if k.startswith(_STOPS_DEALING)}
+    if not stops:
+        return None
+    # No card order to deal from the hand (the shoe covered in betting): .9(a)(1), not a device's .13(g).
+    rule = ctx.rule("9(a)(1)") if list(stops) == ["shuffle_order"] else ctx.rule("13(g)")
+    return rule, {"reason": "the cards cannot be dealt: " + "; ".join(stops.values()), "blocks": sorted(stops)}
+
+
 def no_more_bets(ctx: StepContext) -> None:
     """The dealer's "no more bets": every station locked before the first card, its lock confirmed (.7(c))."""
     if ctx.s.phase is not Phase.BETTING:
         ctx.ignored("no more bets", "betting is not open")
         return
-    stops = {k: v for k, v in ctx.s.blocks.items() if k.startswith(_STOPS_DEALING)}
-    if stops:
-        ctx.emit(
-            "no_more_bets.refused",
-            # No card order to deal from the hand (the shoe covered in betting): .9(a)(1), not a device's .13(g).
-            ctx.rule("9(a)(1)") if list(stops) == ["shuffle_order"] else ctx.rule("13(g)"),
-            {"reason": "the cards cannot be dealt: " + "; ".join(stops.values()), "blocks": sorted(stops)},
-        )
+    stopped = dealing_stopped(ctx)
+    if stopped is not None:
+        ctx.emit("no_more_bets.refused", *stopped)
         return
     r = ctx.r
     players = _players(ctx)

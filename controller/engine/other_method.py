@@ -7,8 +7,9 @@ the round once the table turns to it. A device's own faults and holds are contro
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
-from controller.engine import boundary, device_holds
+from controller.engine import betting, boundary, device_holds
 from controller.engine.context import StepContext, usable_method
 from controller.engine.device_holds import (
     DEVICES,
@@ -123,9 +124,30 @@ def no_order(ctx: StepContext) -> str | None:
         return None
     return (
         f"dealing this deck from the hand needs the automated shuffler's card order ({ctx.rule('9(a)(1)')}) and its "
-        f"shuffle gave none: put the shoe back in service (the deck is in it), or a floorperson directs a reshuffle "
-        f"({ctx.rule('5(a)')}) on a card-reading shuffler, the wagers on the layout returned"
+        f"shuffle gave none: {order_remedy(ctx)}"
     )
+
+
+def order_remedy(ctx: StepContext) -> str:
+    """What lifts `shuffle_order`: either way on, each with the rule it is taken under."""
+    return (
+        f"put the shoe back in service ({ctx.rule('13(g)')}; the deck is in it, the round is dealt from it with its "
+        f"wagers as they stand), or a floorperson directs a reshuffle ({ctx.rule('5(a)')}) on a card-reading "
+        "shuffler, the wagers on the layout returned"
+    )
+
+
+def refusal_pending(ctx: StepContext) -> dict[str, Any] | None:
+    """In betting, the refusal "no more bets" meets until a block that stops dealing is lifted (its rule, reason and
+    blocks, as `no_more_bets.refused` says them) and what lifts it: a restart says it (`table.recovered`'s
+    `no_more_bets_refused`), so the dealer and the floor learn it then, not at the dealer's next press. Whatever the
+    covered device says at its first report after the restart, the mark stands until a signed back_in_service."""
+    stopped = betting.dealing_stopped(ctx) if ctx.s.phase is Phase.BETTING else None
+    if stopped is None:
+        return None
+    rule, payload = stopped
+    lifts = [order_remedy(ctx) if k == "shuffle_order" else ctx.s.blocks[k] for k in payload["blocks"]]
+    return {"rule": rule, **payload, "remedy": "; ".join(lifts)}
 
 
 def method_changed(ctx: StepContext, by: str) -> None:

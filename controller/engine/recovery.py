@@ -103,6 +103,8 @@ class Recovering:
             # A reader of the journal (and the floor) tells a stop on purpose from a crash without looking back; the
             # policy is the same either way (the state stored says what is awaited).
             payload["after_stop"] = {"seq": self.stop.seq, "by": self.stop.by}
+        if (refused := other_method.refusal_pending(self.ctx)) is not None:
+            payload["no_more_bets_refused"] = refused  # pending at the stop: said now, not at the next press
         self.ctx.emit("table.recovered", rule, payload)
 
 

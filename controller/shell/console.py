@@ -193,7 +193,7 @@ LINES: Mapping[str, _Line] = {
     ),
     "table.recovered": lambda p, sealed: (
         f"table recovered in {p['phase']}{_round(p['round_no'])} ({p['policy']}){_after(p)}: {p['what']}"
-        f"{_still_closing(p)}"
+        f"{_still_closing(p)}{_refused(p)}"
     ),
     "device.out_of_order": lambda p, sealed: (
         f"DEVICE OUT OF ORDER: {p['device']} ({p['reason']}{_again(p)}); {p['takes_over']} takes over, "
@@ -231,6 +231,15 @@ def _still_closing(p: Mapping[str, Any]) -> str:
         return ""
     who = f" (asked by {closing['by']})" if closing.get("by") else ""
     return f"; STILL CLOSING after round {closing['after_round']}{who}: the table closes when the round is complete"
+
+
+def _refused(p: Mapping[str, Any]) -> str:
+    """A refusal of "no more bets" pending at the restart (`no_more_bets_refused`): said now, with what lifts it, not
+    only when the dealer presses the button again."""
+    refused = p.get("no_more_bets_refused")
+    if not isinstance(refused, Mapping):
+        return ""
+    return f'; "NO MORE BETS" REFUSED ({refused["rule"]}) until: {refused["remedy"]}'
 
 
 def _again(p: Mapping[str, Any]) -> str:

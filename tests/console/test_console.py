@@ -262,3 +262,20 @@ def test_a_restart_of_a_table_closing_after_its_round_says_the_close_stands() ->
         f"table recovered in decision, round 4 (resume_decisions): {what}; "
         "STILL CLOSING after round 4: the table closes when the round is complete"
     )
+
+
+def test_a_restart_with_no_more_bets_refused_says_the_refusal_and_what_lifts_it() -> None:
+    """Found by remedy26: restarted in betting with "no more bets" refused (the shoe covered, no card order to deal
+    from the hand), the live log said the policy and nothing of the refusal until the dealer pressed again."""
+    what = "the wagers accepted stand; the stations are unlocked again and betting opens when they confirm"
+    lifts = (
+        "put the shoe back in service (655a.13(g); the deck is in it), or a floorperson directs a reshuffle (655a.5(a))"
+    )
+    pending = {"rule": "655a.9(a)(1)", "reason": "the cards cannot be dealt", "blocks": ["shuffle_order"]}
+    p = {"phase": "betting", "policy": "reopen_betting", "round_no": 3, "what": what}
+    refused = {**p, "no_more_bets_refused": {**pending, "remedy": lifts}}
+    assert describe(_event("table.recovered", refused)) == (
+        f'table recovered in betting, round 3 (reopen_betting): {what}; "NO MORE BETS" REFUSED (655a.9(a)(1)) until: '
+        f"{lifts}"
+    )
+    assert describe(_event("table.recovered", p)) == f"table recovered in betting, round 3 (reopen_betting): {what}"

@@ -2,7 +2,9 @@
 kind of command kept back until the test lets them go (the stations' lock acknowledgements, so the round stays in
 LOCKING; the shuffle; the automated shoe's next stack), and a shuffler that reports its card order whatever the method
 configured (a card-reading shuffler, which a table that may turn to dealing from the hand needs). Shared by
-tests/engine/test_cover_while_locking.py and tests/engine/test_cover_matrix.py, so that neither imports the other."""
+tests/engine/test_cover_while_locking.py and tests/engine/test_cover_matrix.py, so that neither imports the other;
+and the automated-shoe table falling back to the hand whose shoe is covered in betting (tests/engine/
+test_cover_in_betting.py, tests/floor/test_console_log_words.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from controller.engine.commands import DeviceCommand, DispenseStack, LockSeat, S
 from controller.engine.inputs import Confirm, CountEntered, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod, TableOptions
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS
 from drivers.interfaces import ShuffleCompleted
 from tests.engine.chapter_faults import counting
@@ -120,3 +122,21 @@ def play_on(t: PureTable, paused: Paused, since: int) -> None:
         else:
             raise AssertionError(f"the table stopped in {phase}: {t.state.blocks}")
     raise AssertionError("no round ended")
+
+
+def shoe_table(chapter: str, players: int = 2) -> PureTable:
+    """An automated-shoe table falling back to the hand, in betting; its shuffler counts but reads no order, and no
+    progressive is hit (no validation holds a round open)."""
+    options = counting(chapter, fallback_dealing_method="hand")
+    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), "automated_shoe", options), TableState("t1"))
+    t.decks = [list(NO_HIT) for _ in range(4)]
+    t.feed(OpenTable())
+    for seat in range(1, players + 1):
+        enter_player(t, seat)
+    assert t.state.phase is Phase.BETTING and t.state.deck_order == []
+    return t
+
+
+def on_layout(t: PureTable) -> dict[int, dict[str, int]]:
+    r = t.state.round
+    return {} if r is None else {n: dict(st.wagers) for n, st in r.seats.items() if st.wagers}

@@ -11,35 +11,16 @@ from __future__ import annotations
 
 import pytest
 
+from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand, Shuffle
-from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, OpenTable, Recover
-from controller.engine.round import RoundEngine
-from controller.engine.state import Phase, TableState
-from controller.games.registry import SPECS
+from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, Recover, StopRecord
+from controller.engine.state import Phase
 from controller.store import snapshot
-from drivers.interfaces import ShuffleCompleted
-from tests.engine.chapter_faults import cite, counting, remedy
-from tests.engine.conftest import PureTable, decide_all, enter_player, example_rules
-from tests.engine.covers import HAND_AND_SHOE
+from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, ShuffleCompleted
+from tests.engine.chapter_faults import cite, remedy
+from tests.engine.conftest import PureTable, decide_all, enter_player
+from tests.engine.covers import HAND_AND_SHOE, on_layout, shoe_table
 from tests.engine.held_faults import NO_HIT, dispenses, play_round
-
-
-def shoe_table(chapter: str, players: int = 2) -> PureTable:
-    """An automated-shoe table falling back to the hand, in betting; its shuffler counts but reads no order, and no
-    progressive is hit (no validation holds a round open)."""
-    options = counting(chapter, fallback_dealing_method="hand")
-    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), "automated_shoe", options), TableState("t1"))
-    t.decks = [list(NO_HIT) for _ in range(4)]
-    t.feed(OpenTable())
-    for seat in range(1, players + 1):
-        enter_player(t, seat)
-    assert t.state.phase is Phase.BETTING and t.state.deck_order == []
-    return t
-
-
-def on_layout(t: PureTable) -> dict[int, dict[str, int]]:
-    r = t.state.round
-    return {} if r is None else {n: dict(st.wagers) for n, st in r.seats.items() if st.wagers}
 
 
 @pytest.mark.parametrize("chapter", HAND_AND_SHOE)
@@ -121,3 +102,90 @@ def test_the_wait_outlasts_a_restart(chapter: str) -> None:
     assert on_layout(t) == wagers, "the wagers accepted stand"
     assert remedy(t.press("no_more_bets"), "no_more_bets.refused").rule == cite(chapter, "9(a)(1)")
     assert "no_more_bets" not in t.types()
+
+
+# What the covered shoe says first once the table is up again (docs/recovery.md): nothing yet, it identifies (it may
+# have been uncovered while the table was down), a fault, or it is not there.
+FIRST_REPORTS: dict[str, list[Input]] = {
+    "none": [],
+    "identifies": [DeviceOnline("shoe")],
+    "faulted": [DeviceOnline("shoe"), DeviceFault("shoe", code="jam", detail="card jam at the gate")],
+    "offline": [DeviceOffline("shoe", reason="unplugged")],
+}
+
+
+def stopped_and_restarted(t: PureTable) -> list[DomainEvent]:
+    """SIGTERM (`table.stopped` at seq 40), the state read back from its stored form, and the start's `Recover`."""
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    return t.feed(Recover(after_stop=StopRecord(40, "SIGTERM")))
+
+
+@pytest.mark.parametrize("report", sorted(FIRST_REPORTS))
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_a_restart_says_the_refusal_pending_and_what_lifts_it(chapter: str, report: str) -> None:
+    """Found by cover25's reading: restarted in betting with "no more bets" refused for the covered shoe, the table
+    said nothing of it until the dealer pressed the button again. `table.recovered` now carries the refusal as the
+    press would say it (rule, reason, blocks) with its remedy, each way on cited (.13(g) the shoe back in service,
+    .5(a) the reshuffle). What the covered shoe says first after the restart changes nothing: the mark is the signed
+    record of the cover (.13(g)), lifted only by a signed back_in_service, and a covered device's reports are not
+    taken; the refusal stands and either remedy still works."""
+    t = shoe_table(chapter)
+    wagers = on_layout(t)
+    t.feed(MarkOutOfOrder("shoe"))
+    out = stopped_and_restarted(t)
+    assert t.types(out)[:2] == ["table.recovered", "device.out_of_order"], "said first, then the mark"
+    recovered = out[0].payload
+    pending = recovered["no_more_bets_refused"]
+    assert (pending["rule"], pending["blocks"]) == (cite(chapter, "9(a)(1)"), ["shuffle_order"])
+    assert f"back in service ({cite(chapter, '13(g)')}" in pending["remedy"]
+    assert f"reshuffle ({cite(chapter, '5(a)')})" in pending["remedy"]
+    assert recovered["after_stop"] == {"seq": 40, "by": "SIGTERM"}
+    assert recovered["wagers"] == {str(n): w for n, w in wagers.items()}
+    for inp in FIRST_REPORTS[report]:
+        t.feed(inp)
+    refused = remedy(t.press("no_more_bets"), "no_more_bets.refused")
+    assert {"rule": refused.rule, **refused.payload} == {k: v for k, v in pending.items() if k != "remedy"}, (
+        "the restart said the refusal the press gets"
+    )
+    assert t.state.phase is Phase.BETTING and on_layout(t) == wagers
+    if report == "identifies":  # the shoe back in service: the round is dealt from it (.10) as it stood
+        assert remedy(t.feed(MarkOutOfOrder("shoe", out=False)), "table.block_cleared").payload["block"] == (
+            "shuffle_order"
+        )
+        locked = remedy(t.press("no_more_bets"), "no_more_bets")
+        assert (locked.rule, locked.payload["wagers"]) == (
+            cite(chapter, "10(a)(2)"),
+            {str(n): w for n, w in wagers.items()},
+        )
+    else:  # the floorperson's reshuffle (.5(a)): every standing wager back, no round voided
+        t.answer = ReadingShuffler(t)
+        decided = t.feed(FloorpersonDecision("shuffle_order", "reshuffle", "fp1"))
+        back = {(e.payload["seat"], e.payload["spot"]) for e in decided if e.type == "wager.returned"}
+        assert back == {(n, spot) for n, w in wagers.items() for spot in w}
+        assert "round.voided" not in t.types()
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_a_shoe_held_in_betting_is_said_pending_at_the_restart_under_13g(chapter: str) -> None:
+    """The same field for the other blocks that stop a round in betting from being dealt: the automated shoe faulted
+    while betting is open (not covered) refuses "no more bets" under .13(g), and its block says what lifts it."""
+    t = shoe_table(chapter)
+    t.feed(DeviceFault("shoe", code="malfunction", detail="motor"))
+    pending = stopped_and_restarted(t)[0].payload["no_more_bets_refused"]
+    assert (pending["rule"], pending["blocks"]) == (cite(chapter, "13(g)"), ["device:shoe"])
+    assert pending["remedy"] == t.state.blocks["device:shoe"] and "mark it out of order" in pending["remedy"]
+    refused = remedy(t.press("no_more_bets"), "no_more_bets.refused")
+    assert {"rule": refused.rule, **refused.payload} == {k: v for k, v in pending.items() if k != "remedy"}
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_nothing_is_said_pending_when_nothing_stops_the_deal(chapter: str) -> None:
+    """Betting with nothing stopping the deal, and a shoe covered on an empty layout (betting closed, BLOCKED: no
+    round, so no "no more bets" to refuse): `table.recovered` carries no refusal."""
+    t = shoe_table(chapter)
+    assert "no_more_bets_refused" not in stopped_and_restarted(t)[0].payload
+    empty = shoe_table(chapter, players=0)
+    empty.feed(MarkOutOfOrder("shoe"))
+    recovered = stopped_and_restarted(empty)[0].payload
+    assert recovered["phase"] == "blocked" and "shuffle_order" in recovered["blocks"]
+    assert "no_more_bets_refused" not in recovered

@@ -43,6 +43,7 @@ from controller.engine.inputs import (
     OpenTable,
     PlayerLeft,
     Recover,
+    StopRecord,
     Tick,
     Who,
 )
@@ -101,6 +102,9 @@ class TableMachine(RuleBasedStateMachine):
     # An automated-shoe table whose shoe is covered from the start, dealt from the stand-in manual shoe: drawn for every
     # table it is too rare (a few examples in a hundred) to meet each of the stand-in's faults in each phase.
     stand_in_only = False
+    # An automated-shoe table falling back to the hand, its shuffler reading no order: the one where covering the shoe
+    # in betting refuses "no more bets" (.9(a)(1)). Drawn for every table it is one in twelve, and some draws have none.
+    hand_fallback_only = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -138,6 +142,7 @@ class TableMachine(RuleBasedStateMachine):
         # Each round's dealing section (.8, .9 or .10): its "no more bets", lock-out, deal and stub cite one.
         self.sections: dict[str, str] = {}
         self.locked: set[str] = set()  # the rounds whose "no more bets" was announced
+        self.refusals_restarted = 0  # restarts with "no more bets" refused for the covered shoe (the rule's aim)
 
     # -- the one way in -----------------------------------------------------------------------
 
@@ -291,6 +296,8 @@ class TableMachine(RuleBasedStateMachine):
     ) -> None:
         if self.stand_in_only:
             method, fallback, covered = "automated_shoe", "manual_shoe", True
+        if self.hand_fallback_only:
+            method, fallback, covered = "automated_shoe", "hand", False
         if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
             self.spec = with_counted_wagers(self.spec, {self.offers[-1].spot: "x.8(b)"})
         if method not in self.methods:
@@ -392,15 +399,79 @@ class TableMachine(RuleBasedStateMachine):
             return
         self.pending.clear()
         held = dict(self.state.device_faults)
-        self.state = snapshot.decode(snapshot.encode(self.state))
-        self.status.restart()
-        self.step(Recover())
+        self.recovered(None)
         # A fault kept with the state stands after the restart and the device's start-up identification, whatever
         # the phase (docs/recovery.md); its next identification is the attendant's restart of it.
         for dev in held:
             self.step(DeviceOnline(dev))
             assert dev in self.state.device_faults, f"the {dev}'s fault was forgotten at the restart"
             assert f"device:{dev}" in self.state.blocks or self.held_by_hand(dev)
+
+    def recovered(self, stop: StopRecord | None) -> dict[str, Any] | None:
+        """The state read back from its stored form and `Recover`, whose `table.recovered` must say the refusal the
+        dealer's next "no more bets" meets (`no_more_bets_refused`: its rule, reason and blocks, and what lifts it),
+        or none when the press would not be refused for a block that stops dealing. That refusal, or None."""
+        self.state = snapshot.decode(snapshot.encode(self.state))
+        self.status.restart()
+        out = self.step(Recover(after_stop=stop))
+        said = next((e.payload.get("no_more_bets_refused") for e in out if e.type == "table.recovered"), None)
+        pending = self.refusal_now()
+        assert (said and {k: v for k, v in said.items() if k != "remedy"}) == pending, (
+            f"the restart said {said}, the press meets {pending}"
+        )
+        if said is not None and "shuffle_order" in said["blocks"]:
+            # Either way on, cited: the shoe back in service (.13(g)), or the floorperson's reshuffle (.5(a)).
+            assert f"({self.spec.rule('13(g)')};" in said["remedy"] and f"({self.spec.rule('5(a)')})" in said["remedy"]
+        elif said is not None:
+            assert said["remedy"], "a refusal said without what lifts it"
+        return pending
+
+    def refusal_now(self) -> dict[str, Any] | None:
+        """What the dealer's "no more bets" would meet now for a block that stops dealing (on a copy: the machine's
+        table is not pressed), as `no_more_bets.refused` says it; None for anything else."""
+        _, effects = self.engine.step(self.state, BUTTON["no_more_bets"])
+        refused = [e for e in effects if isinstance(e, DomainEvent) and e.type == "no_more_bets.refused"]
+        return next(({"rule": e.rule, **e.payload} for e in refused if "blocks" in e.payload), None)
+
+    @rule(by=st.sampled_from(["SIGTERM", "crash"]), report=st.sampled_from(["none", "identify", "fault", "offline"]))
+    def covered_and_restarted(self, by: str, report: str) -> None:
+        """The automated shoe covered while betting is open, on a table falling back to the hand whose shuffler reads
+        no order ("no more bets" refused under .9(a)(1) while wagers stand, docs/rules.md), then the table stopped
+        (or crashed) and started again, and the covered shoe's first report. The refusal and its remedy survive: said
+        by `table.recovered`, met by the next press, whatever the shoe said (its mark is lifted only by a signed
+        back_in_service). Drawn as one rule, which first plays on to betting as a good dealer would (`progress`, a few
+        steps): the random walk meets the cover, betting and a restart together too seldom."""
+        if self.engine.method != "automated_shoe" or self.engine.options.fallback_dealing_method != "hand":
+            return
+        for _ in range(12):
+            if self.state.phase.value == "betting" and self.state.round is not None:
+                break
+            self.progress()
+        s = self.state
+        if s.phase.value != "betting" or s.round is None or len(s.deck_order) == 52:
+            return
+        if not any(w.wagers for w in s.round.seats.values()):
+            self.player(1 + len(self.events) % self.spec.seats(self.game_rules))
+        if "shoe" not in self.state.out_of_order:
+            self.step(MarkOutOfOrder("shoe"))
+        if "shuffler" in self.state.out_of_order:
+            # Both covered, no method deals (.13(g)); the shuffler back in betting, the deck it did not shuffle (by
+            # hand) has no order either: the same refusal (docs/rules.md).
+            self.step(MarkOutOfOrder("shuffler", out=False))
+        before = self.refusal_now()
+        if "shuffle_order" in self.state.blocks:
+            assert before is not None and "shuffle_order" in before["blocks"], "wagers stand, nothing refused"
+            sole = before["blocks"] == ["shuffle_order"]
+            assert before["rule"] == self.spec.rule("9(a)(1)" if sole else "13(g)"), before
+            self.refusals_restarted += 1
+        self.pending.clear()
+        # A stop on purpose (`table.stopped`, journaled last: its seq is the next) or a crash: the same recovery.
+        assert self.recovered(None if by == "crash" else StopRecord(len(self.events) + 1, by)) == before, (
+            "the refusal pending at the stop is not the one after the restart"
+        )
+        for inp in COVERED_REPORTS[report]:
+            self.step(inp)
+        assert self.refusal_now() == before, f"the covered shoe's first report ({report}) changed the refusal"
 
     @rule(dev=st.sampled_from(["shuffler", "shoe"]), out=st.booleans())
     def mark(self, dev: str, out: bool) -> None:
@@ -415,6 +486,8 @@ class TableMachine(RuleBasedStateMachine):
         """An automated-shoe table with a fallback: the shoe covered (unthinned, so the fallback deals often), then what
         the device `shoe` says (the stand-in manual shoe's, while it deals in the covered shoe's place)."""
         if self.engine.method != "automated_shoe" or self.engine.options.fallback_dealing_method is None:
+            return
+        if self.hand_fallback_only:  # no stand-in shoe; and covered unthinned, the shoe seldom waits for betting
             return
         if cover and "shoe" not in self.state.out_of_order:
             self.step(MarkOutOfOrder("shoe"))
@@ -661,6 +734,15 @@ def not_locked_for_nothing(
 
 from drivers.interfaces import ButtonPressed  # noqa: E402
 
+# What the covered shoe says first once the table is up again: nothing yet, it identifies (it may have been uncovered
+# while the table was down), a fault, or it is gone.
+COVERED_REPORTS: dict[str, list[Input]] = {
+    "none": [],
+    "identify": [DeviceOnline("shoe")],
+    "fault": [DeviceOnline("shoe"), DeviceFault("shoe", code="jam", detail="card jam at the gate")],
+    "offline": [DeviceOffline("shoe", reason="unplugged")],
+}
+
 
 def _device(spot: str) -> str:
     """Where a wager is made: the Five Card Hand Bonus at the terminal (655a.7(d)(5)), the rest on its station."""
@@ -703,6 +785,31 @@ def test_random_stand_in_tables_keep_the_invariants(chapter: str) -> None:
     from hypothesis.stateful import run_state_machine_as_test
 
     run_state_machine_as_test(machine, settings=STAND_IN_SETTINGS)
+
+
+HAND_FALLBACK = [c for c in sorted(SPECS) if {"automated_shoe", "hand"} <= set(SPECS[c].supported_methods)]
+HAND_FALLBACK_SETTINGS = settings(SETTINGS, max_examples=15)
+
+
+@pytest.mark.parametrize("chapter", HAND_FALLBACK)
+def test_random_tables_restart_with_no_more_bets_refused(chapter: str) -> None:
+    """The automated shoe covered in betting on a table falling back to the hand (no card order: "no more bets"
+    refused, .9(a)(1)), stopped or crashed and started again, then whatever the covered shoe says first, among every
+    other rule: `covered_and_restarted` and `recovered` check that the refusal and its remedy survive the restart.
+    The examples must reach it (found with the refusal pending at a restart), or the rule tests nothing."""
+    reached: list[int] = []
+
+    class HandFallbackMachine(TableMachine):
+        def teardown(self) -> None:
+            reached.append(self.refusals_restarted)
+
+    machine = type(
+        f"HandFallbackMachine_{chapter}", (HandFallbackMachine,), {"chapter": chapter, "hand_fallback_only": True}
+    )
+    from hypothesis.stateful import run_state_machine_as_test
+
+    run_state_machine_as_test(machine, settings=HAND_FALLBACK_SETTINGS)
+    assert sum(reached) > 0, f"no example restarted with the refusal pending ({len(reached)} examples)"
 
 
 def test_683a_exposure_settles_the_optional_wagers_and_tablectl_settle_agrees(

@@ -13,11 +13,12 @@ from datetime import date
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.engine.inputs import Recover, StopRecord
+from controller.engine.inputs import MarkOutOfOrder, Recover, StopRecord
 from controller.store import snapshot
 from controller.supervisor.gate import Rejected
 from drivers.interfaces import DeviceFaultCleared
 from floor.messages import Incoming
+from tests.engine.covers import shoe_table
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published, msg
 from tests.floor.chromium import chromium, page_errors
@@ -61,4 +62,37 @@ def test_the_table_s_live_log_says_the_stop_a_restart_follows_and_why_nothing_wa
             assert ignored.startswith("fault jam cleared by the shoe ignored in betting: "), ignored
             rejected = page.text('#tv-log li[data-type="command.rejected"] span:nth-child(4)')
             assert rejected == f"mark_out_of_order rejected (role_not_allowed): {WHY}"
+            assert page_errors(browser) == []
+
+
+COVERED = "nm-cover"
+
+
+def covered_and_restarted() -> list[Incoming]:
+    """655a's automated-shoe table falling back to the hand, its shoe covered in betting ("no more bets" refused,
+    .9(a)(1)), stopped by SIGTERM and started again."""
+    t = shoe_table("655a")
+    t.feed(MarkOutOfOrder("shoe"))
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    t.feed(Recover(after_stop=StopRecord(40, "SIGTERM")))
+    parsed = [msg(m) for m in events_published(COVERED, list(t.events), date(2026, 11, 27))]
+    return [m for m in parsed if isinstance(m, Incoming)]
+
+
+def test_the_table_s_live_log_says_no_more_bets_refused_at_the_restart_and_what_lifts_it(
+    archiver: Archiver, floor_dsn: str
+) -> None:
+    """remedy26: the restart's line says the refusal pending and its remedy, each way on cited, in words."""
+    from selenium.webdriver.common.by import By
+
+    with chromium("1400,1000", {"browser": "ALL"}) as browser:
+        page = Page(browser)
+        with first_console(page, archiver, floor_dsn, [birth(COVERED, "automated_shoe"), *covered_and_restarted()]):
+            page.text(f'.tile[data-table="{COVERED}"]')
+            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{COVERED}"]').click()
+            recovered = page.text('#tv-log li[data-type="table.recovered"] span:nth-child(4)')
+            said = recovered.split('after the stop at seq 40 (SIGTERM), "no more bets" refused (655a.9(a)(1)) until: ')
+            assert len(said) == 2, recovered
+            assert said[1].startswith("put the shoe back in service (655a.13(g); the deck is in it"), said[1]
+            assert "a floorperson directs a reshuffle (655a.5(a))" in said[1], said[1]
             assert page_errors(browser) == []

@@ -39,6 +39,7 @@ NOT_MONEY = frozenset(
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
         "after_stop",  # table.recovered: the stop on purpose it follows ({seq, by})
         "closing",  # table.recovered: a close asked before the restart that still stands ({by, after_round})
+        "no_more_bets_refused",  # table.recovered: the refusal pending ({rule, reason, blocks, remedy})
         "out_of_order",  # table.opened: each device still marked out of order -> what took over (.13(g))
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)

@@ -32,6 +32,25 @@ def test_a_restart_after_a_stop_says_the_stop_and_a_crash_s_does_not() -> None:
     assert after.startswith(crash)  # the same words, and the stop
 
 
+def test_a_restart_with_no_more_bets_refused_says_it_with_what_lifts_it() -> None:
+    """remedy26: `no_more_bets_refused` in words after the stop, within the fields a line shows (a restart in betting
+    has eight: its `wagers` are not shown, nested two deep)."""
+    lifts = "put the shoe back in service (655a.13(g)), or a floorperson directs a reshuffle (655a.5(a))"
+    pending = {"rule": "655a.9(a)(1)", "reason": "the cards cannot be dealt", "blocks": ["shuffle_order"]}
+    p = {
+        "phase": "betting",
+        "policy": "reopen_betting",
+        "what": "betting opens again",
+        "round_no": 3,
+        "wagers": {"1": {"ante": 500}},
+        "blocks": {"shuffle_order": "no card order"},
+        "after_stop": {"seq": 40, "by": "SIGTERM"},
+        "no_more_bets_refused": {**pending, "remedy": lifts},
+    }
+    line = summarize("table.recovered", p)
+    assert line.endswith(f'{AFTER}, "no more bets" refused (655a.9(a)(1)) until: {lifts}'), line
+
+
 def test_devices_out_of_order_are_named_and_other_nested_fields_shown_by_name() -> None:
     line = summarize("deal.started", {"dealing_method": "hand", "out_of_order": {"shoe": "hand", "shuffler": None}})
     assert "dealing_method=hand" in line
