@@ -10,7 +10,8 @@ import psycopg
 
 from floor.config import DatabaseSection
 from floor.console.session_ack import load_session
-from floor.console.views import FloorView, log_line, note_event, stamp
+from floor.console.table_extra import log_line, note_event
+from floor.console.views import FloorView, stamp
 from floor.db import connect, conninfo
 from floor.live import TableLive
 from floor.marks import MARK_EVENTS, note_marks
