@@ -57,6 +57,7 @@ class TableExtra:
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     rounds: RoundTally = field(default_factory=RoundTally)  # the last round's result, for the tile
+    closing: dict[str, Any] | None = None  # a close pending after the round in play: after_round, by (note_closing)
 
 
 def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | None = None) -> None:
@@ -78,6 +79,36 @@ def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | No
     note_shuffle(x, type_, p)
     note_marks(x.out_of_order, type_, p)
     note_this_round(x.this_round, type_, p, round_id)
+    note_closing(x, type_, p)
+
+
+# The events that say whether a close waits for the round in play: asked (`table.closing`), still standing or no more
+# after a restart (`table.recovered`, with or without `closing`), done (`table.closed`) or past (`table.opened`).
+CLOSE_SAID = ("table.closing", "table.recovered", "table.closed", "table.opened")
+
+
+def note_closing(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
+    """The close pending after the round in play, as the table last said it: its `table.closing`, or after a restart
+    the `closing` its `table.recovered` carries (the first Ctrl-C's or a signed close_table's, stored across the
+    stop); a `table.recovered` without it says the close no longer stands, and `table.closed` that it is done."""
+    if type_ == "table.closing":
+        x.closing = {"after_round": p.get("after_round"), "by": p.get("by")}
+    elif type_ == "table.recovered":
+        said = p.get("closing")
+        x.closing = {"after_round": said.get("after_round"), "by": said.get("by")} if isinstance(said, dict) else None
+    elif type_ in CLOSE_SAID:
+        x.closing = None
+
+
+def closing_text(closing: dict[str, Any] | None) -> str | None:
+    """`closing after round 3 (asked by supervisor super-bob)`, as the tile and the table page say it; None while no
+    close is pending. A close stored by older software names nobody (controller/store/snapshot.py)."""
+    if closing is None:
+        return None
+    n, by = closing.get("after_round"), closing.get("by")
+    when = f"after round {n}" if isinstance(n, int) and not isinstance(n, bool) else "after the round in play"
+    who = f"asked by {by}" if isinstance(by, str) and by else "who asked is not recorded"
+    return f"closing {when} ({who})"
 
 
 def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:

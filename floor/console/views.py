@@ -18,7 +18,7 @@ from typing import Any
 
 from floor.console.alerts import sort_alerts, table_alerts
 from floor.console.floor_alerts import SessionAck, link_alerts, session_alerts
-from floor.console.table_extra import TableExtra, log_line, note_event
+from floor.console.table_extra import TableExtra, closing_text, log_line, note_event
 from floor.gaps import open_gaps
 from floor.links import LinkLive
 from floor.live import TableLive
@@ -132,6 +132,8 @@ class FloorView:
             "shuffle": x.shuffle,
             "out_of_order": dict(x.out_of_order),
             "this_round": dict(x.this_round) or None,  # round_id, text
+            # A close waiting for the round in play, also after the table's restart (its table.recovered says it).
+            "closing": closing_text(x.closing),
             "tilts": dict(live.tilts),
             "blocks": dict(live.blocks),
             "devices": {k: dict(v) for k, v in live.devices.items()},

@@ -31,7 +31,7 @@ export function renderNow(t) {
     ["dealing method", t.no_method != null ? "none usable (no_method)" : t.dealing_method || "-"], ["shuffle", t.shuffle || "-"],
     ["out of order", marksText(t.out_of_order) || "none"], ["round in play",
       t.this_round ? `${t.this_round.round_id}: ${t.this_round.text}` : "-"],
-    ["players", t.players],
+    ["closing", t.closing || "-"], ["players", t.players],
     ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
     ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
       .join("; ") || "none"]];
@@ -156,10 +156,19 @@ function roundItem(r) {
       // A table older than deal.started (or a round not dealt): its word by the round's end (floor/recall.py said_when)
       (r.dealt_by_said === "round end" ? " (as the table said it by the round's end: no deal.started on record)" : "") +
       `; out of order: ${marksText(r.out_of_order) || "none"}`),
-    el("ul", {}, ...r.settlements.map((s) => el("li", {},
-      `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
-      (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
-        : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : "")))));
+    el("ul", {}, ...roundLines(r)));
+}
+
+// The round's settlements and, in seq order among them, what else befell it in words (floor/round_notes.py): a stop
+// and the restart after it, a void, "no more bets" refused. A round recalled by an older console has no notes.
+function roundLines(r) {
+  const settled = r.settlements.map((s) => [s.seq ?? 0, el("li", { class: "settled", "data-type": s.type },
+    `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
+    (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
+      : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : ""))]);
+  const noted = (r.notes || []).map((n) => [n.seq, el("li", { class: "note", "data-type": n.type },
+    n.text + (n.rule ? ` [${n.rule}]` : ""))]);
+  return [...settled, ...noted].sort((a, b) => a[0] - b[0]).map(([, li]) => li);
 }
 
 // A round of the open table finished (its round.completed or round.voided came on the stream): recalled from the
