@@ -101,9 +101,10 @@ function renderActions(t) {
     add("resend", [el("span", {}, `seq ${a}-${b}${stale.has(`${a}-${b}`) ? " (stale)" : ""}`)],
       () => ({ from_seq: a, to_seq: resendUpTo(a, b) }));
   // Only the verb the table would take in its phase (controller/engine/shuffling.py ignores the other): open_table
-  // while closed, close_table while open and not closing already. A phase the floor has not heard offers both.
+  // while closed, close_table while open and not closing already (its phase says so until the round goes on, the
+  // tile's `closing` for as long as the close stands, a restart included). A phase not heard offers both.
   if (t.phase === "closed" || t.phase === "unknown") add("open_table", [], () => ({}));
-  if (t.phase !== "closed" && t.phase !== "closing") add("close_table", [], () => ({}));
+  if (t.phase !== "closed" && t.phase !== "closing" && !t.closing) add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
 }
 
