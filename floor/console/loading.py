@@ -62,7 +62,7 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
             e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
             x.lines.append(log_line({**e, "payload": payload}))
             note_event(x, str(type_), str(ts), payload, None if rid is None else str(rid))
-        load_this_round(view, live[table_id], conn)
+        load_round_in_play(view, live[table_id], conn)
 
 
 # The table's last word on its dealing method (null: none usable) and on its shuffle, however long ago: its last 200
@@ -89,7 +89,6 @@ def load_said(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any
     for _, _, type_, ts, payload in sorted(found, key=lambda r: (r[0], r[1])):
         note_event(view.table(table_id), str(type_), str(ts), payload)
     load_marks(view, table_id, conn)
-    load_closing(view, table_id, conn)
 
 
 def load_marks(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
@@ -112,32 +111,42 @@ def load_marks(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[An
             note_marks(marks, str(type_), payload)
 
 
-def load_closing(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-    """A close still pending, however long ago it was asked: the table's newest word on it (CLOSE_SAID; a round held
-    on a block may outlast its last 200 lines, and so may the close waiting on it)."""
-    row = conn.execute(
-        f"SELECT type, payload FROM events WHERE table_id = %s AND type IN {CLOSE_SAID!r} "
-        "ORDER BY ts DESC, seq DESC LIMIT 1",
-        (table_id,),
-    ).fetchone()
-    if row is not None and isinstance(row[1], dict):
-        note_closing(view.table(table_id), str(row[0]), row[1])
-
-
-# The round in play's mark that says what becomes of it, from the round's own events (events_round: round_id, seq),
-# in the journal now writing (floor/journals.py: a fresh journal counts its round ids from 1 again).
+# What the round in play's own events (events_round: round_id, seq) say, in the journal now writing (floor/journals.py:
+# a fresh journal counts its round ids from 1 again): the mark that says what becomes of the round, and the table's
+# newest word on a close waiting for it (a close is asked, and said again at a restart, only in a round past "no more
+# bets": one asked before closes the table at once).
 THIS_ROUND = (
     "SELECT payload FROM events WHERE round_id = %s AND table_id = %s AND type = 'device.out_of_order' "
     "AND payload ? 'this_round' AND ts >= coalesce(%s, '-infinity'::timestamptz) ORDER BY seq DESC LIMIT 1"
 )
+CLOSE_ASKED = (
+    "SELECT ts, seq, type, payload FROM events WHERE round_id = %s AND table_id = %s "
+    "AND type IN ('table.closing', 'table.recovered') AND ts >= coalesce(%s, '-infinity'::timestamptz) "
+    "ORDER BY seq DESC LIMIT 1"
+)
+# Closed, or opened again, since (events_type_ts: those events of the floor's tables since the round in play began).
+CLOSE_DONE = (
+    f"SELECT 1 FROM events WHERE type IN {CLOSE_SAID[2:]!r} AND ts >= %s AND table_id = %s AND (ts, seq) > (%s, %s) "
+    "LIMIT 1"
+)
 
 
-def load_this_round(view: FloorView, live: TableLive, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-    """What becomes of the round in play by a device marked in it (`this_round`), however many events ago the mark
-    was: the last 200 lines alone lost it in a long round (a hand dealt slowly, a chip count awaited)."""
+def load_round_in_play(view: FloorView, live: TableLive, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """What becomes of the round in play by a device marked in it (`this_round`) and a close waiting for it, however
+    many events ago either was said: the last 200 lines alone lost them in a long round (a hand dealt slowly, a chip
+    count awaited, a table held on a block)."""
     if live.round_id is None:
         return
     start = None if live.last_event_at is None else journal_span(conn, live.table_id, parse_ts(live.last_event_at))[0]
+    x = view.table(live.table_id)
     row = conn.execute(THIS_ROUND, (live.round_id, live.table_id, start)).fetchone()
     if row is not None and isinstance(row[0], dict):
-        note_this_round(view.table(live.table_id).this_round, "device.out_of_order", row[0], live.round_id)
+        note_this_round(x.this_round, "device.out_of_order", row[0], live.round_id)
+    asked = conn.execute(CLOSE_ASKED, (live.round_id, live.table_id, start)).fetchone()
+    if asked is None or not isinstance(asked[3], dict):
+        return
+    at, seq, type_, payload = asked
+    if conn.execute(CLOSE_DONE, (at, live.table_id, at, seq)).fetchone() is not None:
+        x.closing = None
+    else:
+        note_closing(x, str(type_), payload)

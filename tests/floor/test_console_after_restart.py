@@ -188,3 +188,14 @@ def test_the_page_shows_the_close_the_round_s_story_and_the_round_in_play_after_
             browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{MARKED}"]').click()
             page.shows('#tv-now dd[data-field="round in play"]', f"{MARKED}-r000001: {DEALT_ON}")
             assert page_errors(browser) == []
+
+
+def test_a_restarted_console_does_not_bring_back_a_close_done(archiver: Archiver, floor_dsn: str) -> None:
+    """The round played out and the table closed as asked: the round in play's `table.recovered` still says the close,
+    the `table.closed` after it says it is done."""
+    t, events = stopped_while_closing()
+    archiver.write([birth(), *parsed_as(TABLE, events + played_out(t))])
+    view = FloorView()
+    with psycopg.connect(floor_dsn) as conn:
+        load_view(view, archiver.live_at_start(floor_dsn), conn)
+    assert view.tile(TABLE, NOW)["closing"] is None and view.tile(TABLE, NOW)["round_id"] == f"{TABLE}-r000001"
