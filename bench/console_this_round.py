@@ -13,7 +13,7 @@ read's plan (EXPLAIN ANALYZE, BUFFERS): which index, how many rows.
 Every table besides marks a device an hour (MARKS) and closes and opens again once a day (CLOSINGS), so that the
 plans are chosen as on a floor's archive.
 
-Run:  .venv/bin/python bench/console_this_round.py [--tables 30] [--days 7] [--taps 5000] [--runs 200]
+Run:  .venv/bin/python bench/console_this_round.py [--tables 30] [--days 7] [--hours 24] [--taps 5000] [--runs 200]
 """
 
 from __future__ import annotations
@@ -119,6 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", type=int, default=30)
     ap.add_argument("--days", type=int, default=7)
+    ap.add_argument("--hours", type=int, default=24, help="of each gaming day played")
     ap.add_argument("--taps", type=int, default=5000, help="the round in play's events after its mark")
     ap.add_argument("--runs", type=int, default=200)
     args = ap.parse_args()
@@ -129,8 +130,8 @@ def main() -> None:
         dsn = cluster.create_database("bench_this_round")
         rows = 0
         for offset in range(args.days):
-            progress(f"generating gaming day {offset + 1} of {args.days}: {args.tables} tables x 24 h")
-            rows += generate(dsn, args.tables, 24, 18, offset, birth=offset == 0)[0]
+            progress(f"generating gaming day {offset + 1} of {args.days}: {args.tables} tables x {args.hours} h")
+            rows += generate(dsn, args.tables, args.hours, 18, offset, birth=offset == 0)[0]
         spill(dsn)
         live = held_round(dsn, args.days, args.taps)
         base, read = timed(dsn, live, args.runs)
