@@ -10,7 +10,7 @@ import psycopg
 
 from floor.config import DatabaseSection
 from floor.console.session_ack import load_session
-from floor.console.table_extra import CLOSE_SAID, log_line, note_closing, note_event
+from floor.console.table_extra import log_line, note_closing, note_event
 from floor.console.views import FloorView, stamp
 from floor.days import parse_ts
 from floor.db import connect, conninfo
@@ -126,8 +126,8 @@ CLOSE_ASKED = (
 )
 # Closed, or opened again, since (events_type_ts: those events of the floor's tables since the round in play began).
 CLOSE_DONE = (
-    f"SELECT 1 FROM events WHERE type IN {CLOSE_SAID[2:]!r} AND ts >= %s AND table_id = %s AND (ts, seq) > (%s, %s) "
-    "LIMIT 1"
+    "SELECT 1 FROM events WHERE type IN ('table.closed', 'table.opened') AND ts >= %s AND table_id = %s "
+    "AND (ts, seq) > (%s, %s) LIMIT 1"
 )
 
 
