@@ -138,15 +138,15 @@ def load_round_in_play(view: FloorView, live: TableLive, conn: psycopg.Connectio
     if live.round_id is None:
         return
     start = None if live.last_event_at is None else journal_span(conn, live.table_id, parse_ts(live.last_event_at))[0]
+    # Said here in place of what the last lines said: read by seq, those mix an old journal's round of the same id in.
     x = view.table(live.table_id)
+    x.this_round.clear()
     row = conn.execute(THIS_ROUND, (live.round_id, live.table_id, start)).fetchone()
     if row is not None and isinstance(row[0], dict):
         note_this_round(x.this_round, "device.out_of_order", row[0], live.round_id)
+    x.closing = None
     asked = conn.execute(CLOSE_ASKED, (live.round_id, live.table_id, start)).fetchone()
-    if asked is None or not isinstance(asked[3], dict):
-        return
-    at, seq, type_, payload = asked
-    if conn.execute(CLOSE_DONE, (at, live.table_id, at, seq)).fetchone() is not None:
-        x.closing = None
-    else:
-        note_closing(x, str(type_), payload)
+    if asked is not None and isinstance(asked[3], dict):
+        at, seq, type_, payload = asked
+        if conn.execute(CLOSE_DONE, (at, live.table_id, at, seq)).fetchone() is None:
+            note_closing(x, str(type_), payload)

@@ -23,8 +23,10 @@ BY = "supervisor super-bob"
 MANY = 210  # more lines than a restarted console reads back of a table (floor/console/table_extra.py LOG_LINES)
 
 
-def parsed_as(table_id: str, events: list[DomainEvent], first: int = 1) -> list[Incoming]:
-    said = events_published(table_id, events, date(2026, 11, 27), first)
+def parsed_as(
+    table_id: str, events: list[DomainEvent], first: int = 1, day: date = date(2026, 11, 27)
+) -> list[Incoming]:
+    said = events_published(table_id, events, day, first)
     for m in said:
         if m["round_id"] is not None:
             m["round_id"] = m["round_id"].replace("t1-", f"{table_id}-", 1)
@@ -86,3 +88,18 @@ def marked_long_ago() -> list[DomainEvent]:
     t.feed(MarkOutOfOrder("shoe"))
     taps(t)
     return list(t.events)
+
+
+def marked_in_an_old_journal() -> tuple[list[DomainEvent], list[DomainEvent]]:
+    """A table PC replaced under the same table id (docs/recovery.md): the old journal's round 1 had its shoe marked in
+    its decisions (`this_round`); the new journal counts seq and rounds from 1 again, idle past the old one's seqs,
+    then deals its own round 1, in play, nothing marked."""
+    old = table("655a", "automated_shoe", counting("655a", fallback_dealing_method="hand"))
+    old.shoe, old.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    old.press("no_more_bets")
+    old.feed(MarkOutOfOrder("shoe"))
+    new = table("655a", "automated_shoe", counting("655a", fallback_dealing_method="hand"))
+    new.shoe, new.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    taps(new, len(old.events) + 5)
+    new.press("no_more_bets")
+    return list(old.events), list(new.events)

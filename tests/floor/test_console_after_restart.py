@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 import psycopg
@@ -38,7 +39,15 @@ from tests.floor.marked_table import (
     restarted_console,
     tile_after,
 )
-from tests.floor.restarted_table import BY, marked_long_ago, parsed_as, played_out, stopped_while_closing, voided
+from tests.floor.restarted_table import (
+    BY,
+    marked_in_an_old_journal,
+    marked_long_ago,
+    parsed_as,
+    played_out,
+    stopped_while_closing,
+    voided,
+)
 
 pytestmark = [pytest.mark.floor]
 CLOSING = f"closing after round 1 (asked by {BY})"
@@ -199,3 +208,25 @@ def test_a_restarted_console_does_not_bring_back_a_close_done(archiver: Archiver
     with psycopg.connect(floor_dsn) as conn:
         load_view(view, archiver.live_at_start(floor_dsn), conn)
     assert view.tile(TABLE, NOW)["closing"] is None and view.tile(TABLE, NOW)["round_id"] == f"{TABLE}-r000001"
+
+
+def test_a_mark_in_an_old_journal_s_round_of_the_same_id_is_not_the_round_in_play(
+    archiver: Archiver, floor_dsn: str
+) -> None:
+    """A replaced table PC's fresh journal counts its rounds from 1 again: the old journal's round 1 had its shoe
+    marked, the new one's round 1 (in play) has not; the restarted console reads the journal now writing only."""
+    old, new = marked_in_an_old_journal()
+    archiver.write([birth(MARKED), *parsed_as(MARKED, old, day=date(2026, 11, 20))])
+    fresh = parsed_as(MARKED, new)
+    result = archiver.loop.run_until_complete(archiver.writer.write(fresh))
+    assert {x.kind for x in result.alarms} == {"seq_reused"}  # the fresh journal's seqs the old one's keys hold
+    with psycopg.connect(floor_dsn) as conn:
+        marks = conn.execute(
+            "SELECT count(*) FROM events WHERE round_id = %s AND payload ? 'this_round'", (f"{MARKED}-r000001",)
+        ).fetchone()
+        view = FloorView()
+        load_view(view, archiver.live_at_start(floor_dsn), conn)
+    assert marks == (1,)  # the old journal's mark is in the archive, under the round in play's id
+    tile = view.tile(MARKED, NOW)
+    assert tile["round_id"] == f"{MARKED}-r000001" and tile["phase"] == "decision"
+    assert tile["this_round"] is None
