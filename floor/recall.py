@@ -26,6 +26,7 @@ from controller.core.money import fmt
 from floor.journals import journal_span
 from floor.marks import MARK_EVENTS, mark_line, marks_text, note_marks
 from floor.payload_text import fields_text, refusal_text
+from floor.round_notes import NOTED, note_text
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -51,7 +52,9 @@ class RoundStory:
     started: str
     ended: str
     wagers: dict[str, dict[str, int]] = field(default_factory=dict)
-    settlements: list[dict[str, Any]] = field(default_factory=list)
+    settlements: list[dict[str, Any]] = field(default_factory=list)  # each with its seq, for `notes`' order
+    # What befell the round besides its settlements, in words (floor/round_notes.py): seq, type, rule, text.
+    notes: list[dict[str, Any]] = field(default_factory=list)
     decisions: list[dict[str, Any]] = field(default_factory=list)
     irregularities: list[dict[str, Any]] = field(default_factory=list)
     meters: dict[str, int] = field(default_factory=dict)
@@ -217,6 +220,10 @@ def _story(round_id: str, rows: list[tuple[Any, ...]]) -> RoundStory:
         p: dict[str, Any] = payload
         story.lines.append(Line(seq, ts, type_, rule, _summary(reader, type_, p)))
         _gather(story, reader, type_, rule, p)
+        if type_ in NOTED:
+            story.notes.append({"seq": seq, "type": type_, "rule": rule, "text": note_text(type_, p)})
+        elif type_.endswith(".settled"):
+            story.settlements[-1]["seq"] = seq
     return story
 
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from floor.console.alerts import table_alerts
 from floor.console.floor_alerts import SESSION_GROUP, link_alerts
-from floor.console.views import FloorView, table_alerts
+from floor.console.views import FloorView
 
 # What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
 # counts the time in a phase itself, from phase_since).

@@ -10,10 +10,13 @@ import psycopg
 
 from floor.config import DatabaseSection
 from floor.console.session_ack import load_session
-from floor.console.views import FloorView, log_line, note_event, stamp
+from floor.console.table_extra import log_line, note_closing, note_event
+from floor.console.views import FloorView, stamp
+from floor.days import parse_ts
 from floor.db import connect, conninfo
+from floor.journals import journal_span
 from floor.live import TableLive
-from floor.marks import MARK_EVENTS, note_marks
+from floor.marks import MARK_EVENTS, note_marks, note_this_round
 from floor.reach import answered
 from floor.status import refused_latest
 
@@ -59,6 +62,7 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
             e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
             x.lines.append(log_line({**e, "payload": payload}))
             note_event(x, str(type_), str(ts), payload, None if rid is None else str(rid))
+        load_round_in_play(view, live[table_id], conn)
 
 
 # The table's last word on its dealing method (null: none usable) and on its shuffle, however long ago: its last 200
@@ -105,3 +109,44 @@ def load_marks(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[An
     for type_, payload in rows:
         if isinstance(payload, dict):
             note_marks(marks, str(type_), payload)
+
+
+# What the round in play's own events (events_round: round_id, seq) say, in the journal now writing (floor/journals.py:
+# a fresh journal counts its round ids from 1 again): the mark that says what becomes of the round, and the table's
+# newest word on a close waiting for it (a close is asked, and said again at a restart, only in a round past "no more
+# bets": one asked before closes the table at once).
+THIS_ROUND = (
+    "SELECT payload FROM events WHERE round_id = %s AND table_id = %s AND type = 'device.out_of_order' "
+    "AND payload ? 'this_round' AND ts >= coalesce(%s, '-infinity'::timestamptz) ORDER BY seq DESC LIMIT 1"
+)
+CLOSE_ASKED = (
+    "SELECT ts, seq, type, payload FROM events WHERE round_id = %s AND table_id = %s "
+    "AND type IN ('table.closing', 'table.recovered') AND ts >= coalesce(%s, '-infinity'::timestamptz) "
+    "ORDER BY seq DESC LIMIT 1"
+)
+# Closed, or opened again, since (events_type_ts: those events of the floor's tables since the round in play began).
+CLOSE_DONE = (
+    "SELECT 1 FROM events WHERE type IN ('table.closed', 'table.opened') AND ts >= %s AND table_id = %s "
+    "AND (ts, seq) > (%s, %s) LIMIT 1"
+)
+
+
+def load_round_in_play(view: FloorView, live: TableLive, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """What becomes of the round in play by a device marked in it (`this_round`) and a close waiting for it, however
+    many events ago either was said: the last 200 lines alone lost them in a long round (a hand dealt slowly, a chip
+    count awaited, a table held on a block)."""
+    if live.round_id is None:
+        return
+    start = None if live.last_event_at is None else journal_span(conn, live.table_id, parse_ts(live.last_event_at))[0]
+    # Said here in place of what the last lines said: read by seq, those mix an old journal's round of the same id in.
+    x = view.table(live.table_id)
+    x.this_round.clear()
+    row = conn.execute(THIS_ROUND, (live.round_id, live.table_id, start)).fetchone()
+    if row is not None and isinstance(row[0], dict):
+        note_this_round(x.this_round, "device.out_of_order", row[0], live.round_id)
+    x.closing = None
+    asked = conn.execute(CLOSE_ASKED, (live.round_id, live.table_id, start)).fetchone()
+    if asked is not None and isinstance(asked[3], dict):
+        at, seq, type_, payload = asked
+        if conn.execute(CLOSE_DONE, (at, live.table_id, at, seq)).fetchone() is None:
+            note_closing(x, str(type_), payload)

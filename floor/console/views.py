@@ -5,31 +5,24 @@ does not hold: the table's birth as published (software digest, devices' identit
 lock-out, the dealing method, when its recent rounds completed (rounds per hour) and its last log lines. Everything
 comes from the MQTT contract's messages, so nothing here holds a card before the round's settlement: the tables
 publish none (docs/mqtt.md), and tests/console/test_no_cards.py scans every byte the console serves.
+
+What a table's events tell its tile is floor/console/table_extra.py's; the alerts a tile raises are
+floor/console/alerts.py's.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from floor.console.alerts import sort_alerts, table_alerts
 from floor.console.floor_alerts import SessionAck, link_alerts, session_alerts
-from floor.console.results import RoundTally
-from floor.gaps import MAX_SEQS, open_gaps
+from floor.console.table_extra import TableExtra, closing_text, log_line, note_event
+from floor.gaps import open_gaps
 from floor.links import LinkLive
-from floor.live import ALERT_STATES, JACKPOT_PENDING, TableLive, is_tilt
-from floor.marks import note_marks, note_this_round
+from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming
-from floor.recall import money_text, summary_or_problem
-
-LOG_LINES = 200  # per table, kept for a table view opened later
-ALERT_BLOCKS = {  # blocks (table.blocked reasons) that need a person, besides tilts: what to call them
-    "deck_change_due": "deck change due",
-    "cards_inspection_due": "inspection due",
-    "inspection_due": "inspection due",
-    "deck_removed": "deck removed",
-}
 
 
 def _parse_ts(ts: str | None) -> datetime | None:
@@ -45,81 +38,6 @@ def stamp(now: datetime) -> str:
     """The server's now as the page reads it (`now` in the floor, each update and heartbeat): the page measures every
     age (a phase, an alert, a link's last word) on this clock, not on the browser's, which may be off the floor's."""
     return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def log_line(e: dict[str, Any]) -> dict[str, Any]:
-    """One line of a table's live log: the event's gist with amounts in dollars, and the rule it cites. A payload not
-    shaped as its type's (a table's payload is outside text) is shown as such, with what is wrong (`bad`), and the
-    stream goes on: summarize() raised here, and the whole batch's update was lost."""
-    payload = e.get("payload")
-    text, problem = summary_or_problem(str(e["type"]), payload if isinstance(payload, dict) else {})
-    if problem is None and not isinstance(payload, dict | None):
-        problem = f"a JSON object as payload (it is a {type(payload).__name__})"
-    line = {
-        "table_id": e["table_id"],
-        "seq": e["seq"],
-        "ts": e["ts"],
-        "round_id": e.get("round_id"),
-        "type": e["type"],
-        "rule": e.get("rule"),
-        "text": text if problem is None else f"(payload not as expected: {problem})",
-    }
-    if problem is not None:
-        line["bad"] = problem
-    return line
-
-
-# The events whose `dealing_method` is what the table deals by now, null while none is usable (docs/events.md).
-METHOD_SAID = ("table.opened", "device.out_of_order", "device.back_in_service")
-
-
-@dataclass
-class TableExtra:
-    birth: dict[str, Any] | None = None
-    players: int = 0
-    dealing_method: str | None = None
-    # False from a table.opened, device.out_of_order or device.back_in_service whose dealing_method is null (the
-    # `no_method` block) until an event names a method again: the last method named is not one the table can deal
-    # by meanwhile.
-    method_usable: bool = True
-    shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
-    out_of_order: dict[str, str | None] = field(default_factory=dict)  # device -> what took over (floor/marks.py)
-    this_round: dict[str, str] = field(default_factory=dict)  # what becomes of the round a mark was made in
-    completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
-    lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
-    rounds: RoundTally = field(default_factory=RoundTally)  # the last round's result, for the tile
-
-
-def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | None = None) -> None:
-    """What a table's event tells its tile beyond the live model: players at lock-out, rounds completed, the dealing
-    method, the shuffle, the last round's result. A field not of its shape is left out (the log line says the payload
-    is not as expected)."""
-    if not isinstance(p, dict):
-        return
-    x.rounds.note(round_id, type_, p)
-    players = p.get("players")
-    if type_ == "no_more_bets" and isinstance(players, list):
-        x.players = len(players)
-    elif type_ == "round.completed":
-        x.completed_at.append(ts)
-    if isinstance(p.get("dealing_method"), str):
-        x.dealing_method, x.method_usable = p["dealing_method"], True
-    elif type_ in METHOD_SAID and "dealing_method" in p:
-        x.method_usable = p["dealing_method"] is not None
-    note_shuffle(x, type_, p)
-    note_marks(x.out_of_order, type_, p)
-    note_this_round(x.this_round, type_, p, round_id)
-
-
-def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
-    """How the table shuffles now: its shuffle.started says which device, and a device covered or back says what
-    took over (655a.13(g))."""
-    if type_ == "shuffle.started" and p.get("device"):
-        x.shuffle = "shuffler" if p["device"] == "shuffler" else f"{p['device']} shuffle"
-    elif type_ == "device.out_of_order" and p.get("device") == "shuffler":
-        x.shuffle = str(p.get("takes_over") or "no shuffler")
-    elif type_ == "device.back_in_service" and p.get("device") == "shuffler":
-        x.shuffle = "shuffler"
 
 
 @dataclass
@@ -214,6 +132,8 @@ class FloorView:
             "shuffle": x.shuffle,
             "out_of_order": dict(x.out_of_order),
             "this_round": dict(x.this_round) or None,  # round_id, text
+            # A close waiting for the round in play, also after the table's restart (its table.recovered says it).
+            "closing": closing_text(x.closing),
             "tilts": dict(live.tilts),
             "blocks": dict(live.blocks),
             "devices": {k: dict(v) for k, v in live.devices.items()},
@@ -270,129 +190,3 @@ class FloorView:
             "paytables": list(birth.get("paytables") or []),
             "lines": list(x.lines),
         }
-
-
-def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What needs a person: pending jackpots first (linked and local), then tilts, devices faulted or out of order,
-    deck changes and inspections due, links tilted or offline, tables degraded, offline or lost, seq gaps, each
-    oldest first."""
-    return sorted(found, key=lambda a: (a["rank"], str(a["since"]), a["table_id"], a["kind"], str(a["key"])))
-
-
-def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
-    """One table's alerts (group "table:<id>": the browser replaces a table's alerts as a whole)."""
-    tid = t["table_id"]
-    since = t["last_event_at"] or ""
-    out = [*_jackpot_alerts(t, since), *_tilt_alerts(t), *_deck_alerts(t, since), *_device_alerts(t, since)]
-    out.extend(_state_alerts(t, since))
-    out.extend(_gap_alerts(t, since))
-    # The same keys in the same order as ever: browsers are sent an alert group again only when its JSON differs.
-    return [
-        {"table_id": tid, **a, "group": f"table:{tid}", "rank": 0 if a["kind"] == "jackpot" else 1}
-        | {"target": "table", "target_id": tid}
-        for a in out
-    ]
-
-
-def _jackpot_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
-    held = t["phase_since"] if t["phase"] == JACKPOT_PENDING else None
-    return [
-        {
-            "kind": "jackpot",
-            "key": hit,
-            "since": held or since,
-            "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
-            "verb": "validate_jackpot",
-            "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
-        }
-        for hit, j in t["pending_jackpots"].items()
-    ]
-
-
-def _tilt_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": "tilt",
-            "key": tilt,
-            "since": at,
-            "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
-            "verb": "clear_tilt",
-            "args": {"tilt": tilt},
-        }
-        for tilt, at in t["tilts"].items()
-    ]
-
-
-def _deck_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": "deck",
-            "key": block,
-            "since": since,
-            "text": f"{ALERT_BLOCKS[block]}: {why}",
-            "verb": "verify_deck" if "deck" in block else "verify_inspection",
-            "args": {},
-        }
-        for block, why in t["blocks"].items()
-        if not is_tilt(block) and block in ALERT_BLOCKS
-    ]
-
-
-def _device_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
-    out = []
-    for device, what in t["faults"].items():
-        d = t["devices"].get(device, {})
-        out.append(
-            {
-                "kind": "device",
-                "key": device,
-                "since": str(d.get("fault_at") or d.get("since") or since),
-                "text": f"{device}: {what}",
-                "verb": "back_in_service" if what == "out_of_order" else None,
-                "args": {"device": device} if what == "out_of_order" else {},
-            }
-        )
-    return out
-
-
-def _state_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
-    """The table's own status when it needs a person: degraded (kind "degraded"), offline or lost (kind "offline"),
-    with the status's reason; no verb (the table clears it itself: its next status, online, drops the alert)."""
-    state = str(t["state"])
-    if state not in ALERT_STATES:
-        return []
-    why = t.get("reason")
-    return [
-        {
-            "kind": "degraded" if state == "degraded" else "offline",
-            "key": state,
-            # A live model stored before state_since was kept: the table's last event, as before.
-            "since": t.get("state_since") or since,
-            "text": f"{state}: {why}" if why else state,
-        }
-    ]
-
-
-def _gap_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
-    """The gaps the table's own replay may still fill, as one alert; each stale one apart, with its resend."""
-    out: list[dict[str, Any]] = []
-    stale = [tuple(g) for g in t.get("stale_gaps", [])]
-    young = [(a, b) for a, b in t["gaps"] if (a, b) not in stale]
-    if young:
-        gaps = ", ".join(f"{a}-{b}" for a, b in young)
-        out.append({"kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
-    for i, (a, b) in enumerate(t["gaps"]):
-        if (a, b) in stale:
-            # The button asks for the gap's first command's worth (MAX_SEQS); what stays is asked for next.
-            upto = min(b, a + MAX_SEQS - 1)
-            out.append(
-                {
-                    "kind": "gap",
-                    "key": f"{a}-{b}",
-                    "since": t["gap_since"][i] if i < len(t["gap_since"]) and t["gap_since"][i] else since,
-                    "text": f"seq gap {a}-{b} stale: the table's own replay has not filled it; ask it to send again",
-                    "verb": "resend",
-                    "args": {"from_seq": a, "to_seq": upto},
-                }
-            )
-    return out

@@ -21,7 +21,8 @@ from floor.archive import load_state
 from floor.config import DatabaseSection
 from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
-from floor.console.views import LOG_LINES, FloorView
+from floor.console.table_extra import LOG_LINES
+from floor.console.views import FloorView
 from floor.db import async_connect
 from floor.live import TableLive
 from floor.messages import Incoming

@@ -106,3 +106,14 @@ def test_the_outage_stop_bench_reports_a_dark_start_and_the_link(service: str, m
     # Nothing taken from the broker yet (a start) or nothing the link keeps for it: each side says it left nothing.
     said = r"[0-9.]+ s \(exit 0, left -\)"
     assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out
+
+
+def test_the_console_s_round_in_play_bench_reports_against_the_last_lines_read() -> None:
+    out = _bench(
+        "console_this_round.py", "--tables", "2", "--days", "2", "--hours", "1", "--taps", "300", "--runs", "3"
+    )
+    assert "baseline: the last 200 lines of the table" in out and "x baseline" in out
+    # The plans themselves are the planner's choice at this size (the full run's are in docs/performance-history.md).
+    assert all(
+        f"the read of {what}: its plan" in out for what in ("the mark", "the close asked", "the close done since")
+    )

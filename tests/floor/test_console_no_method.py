@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from floor.console.views import LOG_LINES, FloorView
+from floor.console.table_extra import LOG_LINES
+from floor.console.views import FloorView
 from floor.live import TableLive
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.marked_table import (

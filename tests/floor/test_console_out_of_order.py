@@ -19,7 +19,8 @@ import pytest
 from controller.engine.inputs import Confirm, MarkOutOfOrder
 from drivers.interfaces import DeviceFault
 from floor.console.loading import load_view
-from floor.console.views import LOG_LINES, FloorView
+from floor.console.table_extra import LOG_LINES
+from floor.console.views import FloorView
 from floor.messages import Incoming
 from floor.recall import recall_round, render_round
 from tests.engine.chapter_faults import counting, table

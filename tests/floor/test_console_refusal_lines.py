@@ -10,7 +10,7 @@ from datetime import date
 
 from controller.supervisor.gate import Rejected
 from drivers.interfaces import DeviceFaultCleared
-from floor.console.views import log_line
+from floor.console.table_extra import log_line
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published
 

@@ -22,7 +22,8 @@ import pytest
 
 from controller.mqtt.contract import DeviceStatus, TableEvent
 from floor.config import parse_floor_config
-from floor.console.views import FloorView, table_alerts
+from floor.console.alerts import table_alerts
+from floor.console.views import FloorView
 from floor.live import TableLive
 from floor.service import FloorService
 from tests.broker import fresh_id, own_mosquitto

@@ -13,7 +13,7 @@ import pytest
 
 from controller.engine.inputs import Recover, StopRecord
 from controller.store import snapshot
-from floor.console.views import log_line
+from floor.console.table_extra import log_line
 from floor.recall import summarize
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published, msg, writer

@@ -29,7 +29,8 @@ from controller.mqtt.contract import TableEvent, TableStatus
 from controller.mqtt.limits import stale_reason
 from controller.mqtt.messages import status_message
 from floor.config import parse_floor_config
-from floor.console.views import FloorView, table_alerts
+from floor.console.alerts import table_alerts
+from floor.console.views import FloorView
 from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
 from floor.service import FloorService
 from tests.broker import Mosquitto, free_port, fresh_id

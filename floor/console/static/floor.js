@@ -56,6 +56,8 @@ function tile(t) {
     // Each device marked out of order (655a.13(g)), at a glance; the table page says what took over.
     marked.length ? el("div", { class: "out-of-order", "data-devices": marked.join(" ") },
       `${marked.join(", ")} out of order`) : null,
+    // A close waiting for the round in play, also after the table's restart (its table.recovered says it).
+    t.closing ? el("div", { class: "closing" }, t.closing) : null,
     // No dealing method usable (655a.13(g)): the table deals no round until the shuffler or shoe is back in service.
     noMethod ? el("div", { class: "no-method", "data-block": "no_method" },
       `no_method: ${t.no_method || "no round is dealt until the shuffler or shoe is back in service"}`) : null,

@@ -31,7 +31,7 @@ export function renderNow(t) {
     ["dealing method", t.no_method != null ? "none usable (no_method)" : t.dealing_method || "-"], ["shuffle", t.shuffle || "-"],
     ["out of order", marksText(t.out_of_order) || "none"], ["round in play",
       t.this_round ? `${t.this_round.round_id}: ${t.this_round.text}` : "-"],
-    ["players", t.players],
+    ["closing", t.closing || "-"], ["players", t.players],
     ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
     ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
       .join("; ") || "none"]];
@@ -101,9 +101,10 @@ function renderActions(t) {
     add("resend", [el("span", {}, `seq ${a}-${b}${stale.has(`${a}-${b}`) ? " (stale)" : ""}`)],
       () => ({ from_seq: a, to_seq: resendUpTo(a, b) }));
   // Only the verb the table would take in its phase (controller/engine/shuffling.py ignores the other): open_table
-  // while closed, close_table while open and not closing already. A phase the floor has not heard offers both.
+  // while closed, close_table while open and not closing already (its phase says so until the round goes on, the
+  // tile's `closing` for as long as the close stands, a restart included). A phase not heard offers both.
   if (t.phase === "closed" || t.phase === "unknown") add("open_table", [], () => ({}));
-  if (t.phase !== "closed" && t.phase !== "closing") add("close_table", [], () => ({}));
+  if (t.phase !== "closed" && t.phase !== "closing" && !t.closing) add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
 }
 
@@ -156,10 +157,19 @@ function roundItem(r) {
       // A table older than deal.started (or a round not dealt): its word by the round's end (floor/recall.py said_when)
       (r.dealt_by_said === "round end" ? " (as the table said it by the round's end: no deal.started on record)" : "") +
       `; out of order: ${marksText(r.out_of_order) || "none"}`),
-    el("ul", {}, ...r.settlements.map((s) => el("li", {},
-      `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
-      (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
-        : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : "")))));
+    el("ul", {}, ...roundLines(r)));
+}
+
+// The round's settlements and, in seq order among them, what else befell it in words (floor/round_notes.py): a stop
+// and the restart after it, a void, "no more bets" refused. A round recalled by an older console has no notes.
+function roundLines(r) {
+  const settled = r.settlements.map((s) => [s.seq ?? 0, el("li", { class: "settled", "data-type": s.type },
+    `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
+    (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
+      : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : ""))]);
+  const noted = (r.notes || []).map((n) => [n.seq, el("li", { class: "note", "data-type": n.type },
+    n.text + (n.rule ? ` [${n.rule}]` : ""))]);
+  return [...settled, ...noted].sort((a, b) => a[0] - b[0]).map(([, li]) => li);
 }
 
 // A round of the open table finished (its round.completed or round.voided came on the stream): recalled from the
