@@ -25,6 +25,8 @@ import os
 import platform
 from pathlib import Path
 
+from controller.core.digits import is_ascii_digits
+
 # The sync and write calls a commit may be inside, by machine (SQLite writes with write and pwrite64, syncs with fsync
 # and fdatasync; the anchor file with pwrite64 and fdatasync).
 _IO_SYSCALLS = {
@@ -68,7 +70,7 @@ class DiskProgress:
         task = f"/proc/self/task/{self._thread}"
         own = _read(f"{task}/io")
         syscall = _read(f"{task}/syscall").split(" ", 1)[0]
-        inside_io = syscall.isdigit() and int(syscall) in _IO_SYSCALLS
+        inside_io = is_ascii_digits(syscall) and int(syscall) in _IO_SYSCALLS
         # Fields 5 and 7 of the device's stat: writes completed, sectors written (Documentation/block/stat.rst).
         fields = _read(self._device).split() if inside_io and self._device else []
         device = " ".join(fields[4:7:2]) if len(fields) >= 7 else ""
