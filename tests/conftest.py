@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -53,7 +54,16 @@ LONG_FIRST = (
 )
 
 
+def _by_directory(arg: str) -> tuple[str, ...]:
+    return Path(arg.split("::", 1)[0]).absolute().parts
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest 9.1 loses a directory's conftest fixtures when the paths it is given leave that directory and come back
+    # (`tests/floor/a.py tests/test_x.py tests/floor/b.py`: "fixture 'floor_dsn' not found" for b; pytest-dev/pytest
+    # #14964, #14971, a regression of 9.1's #14004; the whole suite, given as `tests`, never met it). Paths of one
+    # directory next to each other keep them; the tests run in the order pytest_collection_modifyitems gives anyway.
+    config.args[:] = sorted(config.args, key=_by_directory)
     # A run started in the background by a script (no job control) inherits SIGINT ignored, and so would every child
     # it starts: the Ctrl-C tests' commands then never see their SIGINT (tests/test_sigint_default.py). Python's own
     # handler here makes each exec'd child start with SIGINT at its default, as a shell's foreground command does.
