@@ -40,14 +40,21 @@ STAGES = (
 )
 UP = "command listener subscribed"  # the table is up: a stage not said by then never will be
 AT_START = {signal.SIGINT: 130, signal.SIGTERM: -signal.SIGTERM}
+PLAIN = "| "  # marks a line of stderr that was not a JSON log record
 
 
 def _said(line: str) -> str:
     try:
         record = json.loads(line)
     except ValueError:
-        return line.strip()
+        return PLAIN + line.rstrip("\n")
     return f"{record.get('event')} {record.get('stage', '')}".strip()
+
+
+def spoken(said: str) -> list[str]:
+    """What the process wrote on stderr that is not a log record: the operator's lines, and any traceback (a line of
+    one, or asyncio's "Task was destroyed" and paho's "Exception ignored in", is not a JSON record either)."""
+    return [line.removeprefix(PLAIN) for line in said.splitlines() if line.startswith(PLAIN)]
 
 
 def _signalled_at(
@@ -103,12 +110,17 @@ def test_a_signal_at_each_stage_of_the_start_stops_it_with_a_line(
         for n, stage in enumerate(STAGES):
             journal = tmp_path / f"journal{n}.sqlite"  # each start a table's first: nothing to recover
             status, said = _signalled_at(stage, sig, config, ports, mosquitto.url, journal)
+            lines = spoken(said)
             if f"tablectl run: stopped by {sig.name} while starting" in said:
                 assert status == AT_START[sig], (stage, status, said)
                 outcomes[stage] = "at start"
+                # The one operator line and nothing else: no traceback of a connection the stop cut (an aiomqtt client
+                # cancelled in its connect ended with "Event loop is closed" here: controller/mqtt/session.py).
+                assert len(lines) == 1 and lines[0].startswith(f"tablectl run: stopped by {sig.name}"), (stage, said)
             else:
                 assert "table stopped at once" in said and status == 0, (stage, status, said)
                 outcomes[stage] = "by the runner"
+                assert lines == [], (stage, said)  # the runner's stop says it in the log alone
     # Each stage before the handlers is a stop at start (the signal lands within it or the next one), and the last
     # one the runner's; in between, once the runner's, always the runner's.
     assert outcomes[STAGES[0]] == "at start" and outcomes[STAGES[-1]] == "by the runner", outcomes
