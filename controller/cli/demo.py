@@ -20,6 +20,7 @@ from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
 from controller.people.stuck import TableStuck
 from controller.shell.runner import playable
+from controller.shell.start_signals import StartSignals, StoppedAtStart, stopped_at_start
 
 if TYPE_CHECKING:
     from drivers.sim.script import SimScript
@@ -153,6 +154,18 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--http is for the console of `tablectl demo --floor`")
     if args.keep is not None:
         raise UsageError("--keep is for `tablectl demo --linked`: pass --linked with it, or leave --keep out")
+    start = StartSignals().install()  # first: a SIGINT or SIGTERM of the start is answered, as `run`'s (start26)
+    try:
+        start.reached("checking the config")
+        return _one_table(args, start)
+    except StoppedAtStart as stop:
+        return stopped_at_start(stop, start, "demo")
+    finally:
+        start.restore()
+
+
+def _one_table(args: argparse.Namespace, start: StartSignals) -> int:
+    """The demo of one table, its start's signals taken by `start` until the runner's handlers are in."""
     config = options.load_table(args.config)
     why = playable(config)
     if why:
@@ -167,7 +180,7 @@ def main(args: argparse.Namespace) -> int:
         except NoStrategy as err:
             raise UsageError(f"--players optimal: {err}") from None
     try:
-        played = asyncio.run(_play(args, config, script, sim_state))
+        played = asyncio.run(start.guarding(_play(args, config, script, sim_state, start)))
     except TableStuck as err:
         print(f"tablectl demo: {err}", file=sys.stderr)
         return EXIT_FAILED
@@ -176,7 +189,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _play(
-    args: argparse.Namespace, config: TableConfig, script: SimScript | None, sim_state: Path | None
+    args: argparse.Namespace, config: TableConfig, script: SimScript | None, sim_state: Path | None, start: StartSignals
 ) -> Coroutine[Any, Any, int]:
     """The one-table demo as its options ask; --sim-state says what the simulated shoe took from the file, as
     sim-devices --state-file does (on stderr with --quiet, which keeps stdout for nothing)."""
@@ -200,6 +213,7 @@ def _play(
         players=args.players,
         sim_state=sim_state,
         on_sims=loaded,
+        start=start,
     )
 
 

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
-from collections.abc import Callable
+import sys
+from collections.abc import Awaitable, Callable
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 log = structlog.get_logger("tablectl")
+T = TypeVar("T")
+# Ctrl-C's exit status (controller.cli.verb.EXIT_INTERRUPTED; the shell layer does not import the CLI's)
+INTERRUPTED = 130
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -73,6 +78,18 @@ class StartSignals:
         if self.by is not None:  # came while asyncio.run set up (its raise was not taken): stop here
             raise StoppedAtStart(self.by, self.stage)
 
+    async def guarding(self, start: Awaitable[T]) -> T:
+        """`start` awaited as the start's task (`running`): a signal of the start cancels it until the runner's handlers
+        are in, and that cancel comes out as the stop's StoppedAtStart (`tablectl run`, `tablectl demo`)."""
+        self.running()
+        try:
+            return await start
+        except asyncio.CancelledError:
+            stopped = self.stopped()
+            if stopped is None:
+                raise
+            raise stopped from None
+
     def stopped(self) -> StoppedAtStart | None:
         """The stop a cancel of the start's task stands for, if a signal asked for it."""
         return None if self.by is None or self._handed_over else StoppedAtStart(self.by, self.stage)
@@ -101,3 +118,24 @@ class StartSignals:
     def _cancel(self) -> None:
         if not self._handed_over and self._task is not None and not self._task.done():
             self._task.cancel()
+
+
+def stopped_at_start(stop: StoppedAtStart, start: StartSignals, verb: str) -> int:
+    """The one line of a stop before the table was up (`tablectl <verb>`); SIGINT's status is a Ctrl-C's (130), and a
+    SIGTERM ends the process by the signal, as it did before the start took it (what systemd and a shell read as
+    stopped by it). `start`'s handlers are given back first: the process's own end is the signal's default action."""
+    log.warning("stopped while starting: the table was not up", signal=stop.by, stage=stop.stage)
+    print(
+        f"tablectl {verb}: stopped by {stop.by} while starting ({stop.stage}), before the table was up: no "
+        "`table.stopped` is journaled, as the engine never ran (no round was touched); the next start recovers the "
+        "journal as this one found it",
+        file=sys.stderr,
+    )
+    if stop.by != signal.SIGTERM.name:
+        return INTERRUPTED
+    start.restore()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return 128 + signal.SIGTERM  # not reached: the process ends by the signal
