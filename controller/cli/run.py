@@ -16,7 +16,7 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.configured import begin_devices, build_devices, journal_path, playable
 from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
-from controller.shell.start_signals import StartSignals, StoppedAtStart, stopped_at_start
+from controller.shell.start_signals import StartSignals, StoppedAtStart, stopped_at_start, taken
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
 
@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     # verb's module loads: the config check, the drivers, then the engine, service, journal and publisher make objects
     # that live as long as the process, and the collector ran 38 times over them (5-7 ms of CPU to READY=1 on the 2-core
     # reference machine, issue 19). On again, them frozen out of later collections, once loaded (_loaded), or here.
-    start = StartSignals().install()  # first: no SIGINT or SIGTERM of the start goes unanswered (user25)
+    start = taken()  # first (at launch, controller.cli.main): no SIGINT or SIGTERM of the start goes unanswered
     collecting = gc.isenabled()
     gc.disable()
     try:

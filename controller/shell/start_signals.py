@@ -32,6 +32,25 @@ INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+# The signals `controller.cli.main` took for `run` and `demo` as it launched the verb, before the verb's modules load
+# (half of a start's first second: a SIGTERM then ended the process with no line); the verb's main takes them over.
+_LAUNCHED: list[StartSignals] = []
+
+
+def at_launch() -> StartSignals:
+    """The start's signals taken now, as the process launches the verb; the verb's main has them by `taken`."""
+    start = StartSignals().install()
+    _LAUNCHED[:] = [start]
+    return start
+
+
+def taken() -> StartSignals:
+    """The signals taken at launch (handed over once), else taken now: a verb's main called without the launcher."""
+    if _LAUNCHED:
+        return _LAUNCHED.pop()
+    return StartSignals().install()
+
+
 class StoppedAtStart(BaseException):
     """A SIGINT or SIGTERM before the table was up (a BaseException, as KeyboardInterrupt: no `except Exception` of
     the start takes it for a failure of its own). `by`: the signal's name; `stage`: the last stage the start reached."""
@@ -120,15 +139,20 @@ class StartSignals:
             self._task.cancel()
 
 
-def stopped_at_start(stop: StoppedAtStart, start: StartSignals, verb: str) -> int:
+TABLE_NOT_UP = (
+    "before the table was up: no `table.stopped` is journaled, as the engine never ran (no round was touched); the "
+    "next start recovers the journal as this one found it"
+)
+
+
+def stopped_at_start(stop: StoppedAtStart, start: StartSignals, verb: str, left: str = TABLE_NOT_UP) -> int:
     """The one line of a stop before the table was up (`tablectl <verb>`); SIGINT's status is a Ctrl-C's (130), and a
     SIGTERM ends the process by the signal, as it did before the start took it (what systemd and a shell read as
-    stopped by it). `start`'s handlers are given back first: the process's own end is the signal's default action."""
+    stopped by it). `start`'s handlers are given back first: the process's own end is the signal's default action.
+    `left`: what the stop left (a table's journal as it was; `demo --floor` says what it stopped)."""
     log.warning("stopped while starting: the table was not up", signal=stop.by, stage=stop.stage)
     print(
-        f"tablectl {verb}: stopped by {stop.by} while starting ({stop.stage}), before the table was up: no "
-        "`table.stopped` is journaled, as the engine never ran (no round was touched); the next start recovers the "
-        "journal as this one found it",
+        f"tablectl {verb}: stopped by {stop.by} while starting ({stop.stage}), {left}",
         file=sys.stderr,
     )
     if stop.by != signal.SIGTERM.name:

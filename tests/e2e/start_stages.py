@@ -9,6 +9,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from tests.tablectl_runs import NO_STATE, TABLECTL
 
@@ -31,9 +32,12 @@ def spoken(said: str) -> list[str]:
     return [line.removeprefix(PLAIN) for line in said.splitlines() if line.startswith(PLAIN)]
 
 
-def signalled_at(stage: str, sig: signal.Signals, argv: Sequence[str]) -> tuple[int, str]:
+def signalled_at(
+    stage: str, sig: signal.Signals, argv: Sequence[str], pids: list[int] | None = None
+) -> tuple[int, str]:
     """`tablectl --log-json --log-level debug *argv` sent `sig` once its log says `stage`: its exit status and all it
-    said on stderr (log records as their event and stage; other lines marked PLAIN)."""
+    said on stderr (log records as their event and stage; other lines marked PLAIN). The process leads a session of
+    its own, whose id (its pid) goes in `pids`: `left_in_session` finds a child it left running."""
     proc = subprocess.Popen(
         [*TABLECTL, "--log-json", "--log-level", "debug", *argv],
         stdout=subprocess.DEVNULL,
@@ -41,7 +45,10 @@ def signalled_at(stage: str, sig: signal.Signals, argv: Sequence[str]) -> tuple[
         stdin=subprocess.DEVNULL,
         text=True,
         env={**os.environ, **NO_STATE, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
     )
+    if pids is not None:
+        pids.append(proc.pid)
     said: list[str] = []
     bound = threading.Timer(60, proc.kill)  # a start that never says the stage (nor ends) fails, not hangs
     bound.start()
@@ -73,3 +80,20 @@ def in_order(outcomes: dict[str, str], stages: Sequence[str]) -> None:
     assert outcomes[stages[0]] == "at start" and outcomes[stages[-1]] == "by the runner", outcomes
     seen = list(outcomes.values())
     assert seen == sorted(seen, key=["at start", "by the runner"].index), outcomes
+
+
+def left_in_session(session: int) -> list[str]:
+    """The command lines of the processes still in `session` (a child that outlived the process that led it)."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        # Field 6 is the session id; the command's name (field 2) may hold spaces, so count from its closing bracket.
+        if int(stat.rsplit(")", 1)[1].split()[3]) == session:
+            left.append(cmdline.strip())
+    return left
