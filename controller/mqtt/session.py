@@ -14,6 +14,9 @@ to end (its own bound: paho's connect timeout; `asyncio.run` would wait for that
 CONNACK's wait, and leaves the context as `async with` does: DISCONNECT written, socket closed, reader removed and the
 housekeeping task cancelled while the loop runs. The cleanup is not cut by a further cancel (a second signal, the
 caller's `asyncio.timeout`): that cancel is raised after it, as is the first.
+
+`kept(step)` raises a cancel aiomqtt's `wait_for` swallowed in a subscribe or publish (docs/supervision.md, "aiomqtt's
+`wait_for`").
 """
 
 from __future__ import annotations
@@ -112,3 +115,17 @@ async def whole(step: Awaitable[T]) -> T:
     if cancelled:
         raise asyncio.CancelledError
     return task.result()
+
+
+async def kept(step: Awaitable[T]) -> T:
+    """`step`'s result, unless this task was cancelled while it ran and the cancel was swallowed: aiomqtt waits with
+    `asyncio.wait_for`, which on Python 3.11 returns its result when the cancel lands in the turn its wait completes
+    (cpython#86296). The cancel was still counted on the task (`cancelling`), so it is raised here, where the caller
+    would otherwise go on: `tablectl command send` published a signed command after the Ctrl-C that should have
+    stopped it."""
+    task = asyncio.current_task()
+    asked = 0 if task is None else task.cancelling()
+    result = await step
+    if task is not None and task.cancelling() > asked:
+        raise asyncio.CancelledError
+    return result

@@ -22,7 +22,7 @@ import pytest
 
 from controller.config.table import MqttSettings
 from controller.mqtt.anchor import read_retained_anchor
-from controller.mqtt.session import whole
+from controller.mqtt.session import kept, whole
 from tests.broker import Mosquitto
 
 DISCONNECT = b"\xe0\x00"  # MQTT 3.1.1 section 3.14: the packet a client sends before it closes
@@ -149,3 +149,31 @@ async def test_whole_returns_its_steps_result_when_not_cancelled() -> None:
         return 7
 
     assert await whole(step()) == 7
+
+
+async def _swallowing(fut: asyncio.Future[int]) -> int:
+    """aiomqtt's wait (`Client._wait_for`): `asyncio.wait_for` with the client's timeout."""
+    return await asyncio.wait_for(fut, 10)
+
+
+@pytest.mark.parametrize("guarded", [False, True], ids=["wait_for", "kept"])
+async def test_kept_raises_the_cancel_wait_for_swallowed(guarded: bool) -> None:
+    """The race of cpython#86296, put where it happens: the awaited future completes and the task is cancelled in one
+    turn of the loop. Bare, Python 3.11's wait_for returns the result and the task goes on; kept raises the cancel."""
+    fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    went_on: list[int] = []
+
+    async def step() -> None:
+        went_on.append(await (kept(_swallowing(fut)) if guarded else _swallowing(fut)))
+
+    task = asyncio.create_task(step())
+    await asyncio.sleep(0)  # the task waits in wait_for
+    fut.set_result(1)
+    task.cancel()
+    if guarded:
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert went_on == []
+    else:
+        await task  # swallowed: this is the race the guard is for (fixed in 3.12, which no table runs)
+        assert went_on == [1]
