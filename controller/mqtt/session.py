@@ -57,7 +57,10 @@ class SessionClient(aiomqtt.Client):
 
     async def abandon(self, entering: asyncio.Future[SessionClient]) -> None:
         """The connect given up: its thread waited for, the CONNACK's wait cancelled, what it opened closed."""
-        await self.connect_ended.wait()
+        # Its thread's end; or the context's, should it have ended without one (a refusal before the connect).
+        ended = asyncio.ensure_future(self.connect_ended.wait())
+        await asyncio.wait((ended, entering), return_when=asyncio.FIRST_COMPLETED)
+        ended.cancel()
         entering.cancel()
         with contextlib.suppress(BaseException):  # cancelled, refused, or connected in the turn it was cancelled
             await entering
