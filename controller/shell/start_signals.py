@@ -80,6 +80,8 @@ class StartSignals:
         return self
 
     def restore(self) -> None:
+        if self in _LAUNCHED:  # given back before a verb took them (its arguments refused): no later main takes them
+            _LAUNCHED.remove(self)
         for sig, previous in self._previous.items():
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(sig, previous)
