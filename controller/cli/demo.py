@@ -172,6 +172,7 @@ def _chosen(args: argparse.Namespace, start: StartSignals) -> int:
             # Refused before anything starts: the journals of two runs in one folder could not be told apart.
             raise UsageError(f"--keep {keep}: not an empty folder; give a new or empty one")
         start.restore()  # the linked demo takes its signals itself, as it did
+        start.reached("starting the linked demo")  # one that came before they were given back stops it here
         linked: int = linked_demo.main(args)
         return linked
     if args.http:

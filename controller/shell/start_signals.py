@@ -5,10 +5,15 @@ Before this, a SIGTERM in the start's first seconds ended the process by the sig
 `asyncio.wait_for` completes is swallowed on Python 3.11 (cpython#86296), and aiomqtt connects and subscribes with one
 (the retained anchor's read, ~1.2 s into the start), so the table ran on with the Ctrl-C lost (user25).
 
-`StartSignals` takes both signals from the first line of `tablectl run`: before the loop runs, a signal raises
-`StoppedAtStart` where the start is; once the start's task runs, it cancels that task, and the runner, which installs
-its handlers at `hand_over`, acts on a signal whose cancel was swallowed as if it came then. No signal is lost at any
-moment of the start, and each ends with one line saying what was and was not journaled.
+`StartSignals` takes both signals from the verb's launch (controller/cli/main.py): before the loop runs, a signal
+raises `StoppedAtStart` at the start's next stage (`reached`, or `running` as the loop starts); once the start's task
+runs, it cancels that task, and the runner, which installs its handlers at `hand_over`, acts on a signal whose cancel
+was swallowed as if it came then. No signal is lost at any moment of the start, and each ends with one line saying
+what was and was not journaled.
+
+Not raised by the handler itself, where the signal lands (start26): that may be any bytecode of an import, and a
+class being created turns what its descriptors' `__set_name__` raise into a RuntimeError (`tablectl demo` then ended
+"unexpected RuntimeError ... (a bug)", exit 1). The stages before the loop are some tenths of a second apart.
 """
 
 from __future__ import annotations
@@ -88,7 +93,10 @@ class StartSignals:
         self._previous.clear()
 
     def reached(self, stage: str) -> None:
-        """The start got to `stage` (at debug level: a test waits for the line; the stop's line names the last)."""
+        """The start got to `stage` (at debug level: a test waits for the line; the stop's line names the last). A
+        signal that came before the loop runs stops the start here, named by the stage it came in."""
+        if self.by is not None and self._loop is None:
+            raise StoppedAtStart(self.by, self.stage)
         self.stage = stage
         log.debug("start stage", stage=stage)
 
@@ -126,15 +134,11 @@ class StartSignals:
     def _caught(self, signum: int, frame: FrameType | None) -> None:
         first = self.by is None
         self.by = self.by or signal.Signals(signum).name
-        if not first:
-            return  # the stop is under way; a second raise would break its cleanup
-        if self._loop is None:
-            raise StoppedAtStart(self.by, self.stage)
+        if not first or self._loop is None:
+            return  # under way already; or before the loop: raised at the next stage (`reached`, `running`)
         # In the loop's thread but between any two bytecodes: the cancel is done as a callback of the loop.
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed already: the start failed and its own exit stands
             self._loop.call_soon_threadsafe(self._cancel)
-        except RuntimeError:  # the loop is closed already (the start failed and is unwinding): stop where it is
-            raise StoppedAtStart(self.by, self.stage) from None
 
     def _cancel(self) -> None:
         if not self._handed_over and self._task is not None and not self._task.done():

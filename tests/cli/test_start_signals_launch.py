@@ -5,11 +5,14 @@ and a later main in the same process (a test's) does not take handlers given bac
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from controller.cli.main import main
-from controller.shell.start_signals import at_launch, taken
+from controller.shell.start_signals import StartSignals, StoppedAtStart, at_launch, taken
 
 
 def test_the_verbs_main_takes_the_handlers_installed_at_launch() -> None:
@@ -37,3 +40,27 @@ def test_a_refused_command_gives_the_handlers_back(tmp_path: Path) -> None:
     before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
     assert main(["run", "--config", str(tmp_path / "absent.toml")]) == 2  # refused: the config is not there
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+class _Signalled:
+    """A descriptor whose `__set_name__` is where a SIGTERM lands: in a class being created, as in an import."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_signal_in_a_class_being_created_stops_the_start_at_its_next_stage() -> None:
+    """Raised by the handler, the stop came out of the class's creation as "RuntimeError: Error calling __set_name__"
+    (`tablectl demo`: "unexpected RuntimeError ... (a bug)", exit 1)."""
+    start = StartSignals().install()
+    try:
+
+        class Seat:
+            known = _Signalled()
+
+        with pytest.raises(StoppedAtStart) as stop:
+            start.reached("checking the config")
+        assert (stop.value.by, stop.value.stage) == ("SIGTERM", "loading the config")  # the stage it came in
+        assert Seat.known is not None
+    finally:
+        start.restore()
