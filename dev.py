@@ -116,14 +116,20 @@ def ensure_venv() -> bool:
 
 def run_child(cmd: list[str], env: dict[str, str] | None = None) -> int:
     """Run cmd in the foreground; Ctrl-C and SIGTERM go to it, and we wait for it to finish cleanly."""
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env)
+    proc: subprocess.Popen[bytes] | None = None
+    asked: list[int] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
-        if proc.poll() is None:
+        asked.append(signum)
+        if proc is not None and proc.poll() is None:
             proc.send_signal(signum)
 
+    # In before the child is: a SIGTERM while it is spawned is forwarded once it exists, never lost (start26).
     previous = signal.signal(signal.SIGTERM, forward)
     try:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env)
+        if asked:
+            proc.send_signal(asked[0])
         while True:
             try:
                 code = proc.wait()
@@ -137,7 +143,35 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> int:
     return 128 - code if code < 0 else code
 
 
+class StoppedEarly(BaseException):
+    """A SIGTERM while dev.py prepares the demo (its venv, its broker), before `tablectl demo` runs."""
+
+
+def _stopped_early(_signum: int, _frame: FrameType | None) -> None:
+    raise StoppedEarly
+
+
 def cmd_demo(args: list[str]) -> int:
+    """`tablectl demo ARGS` on a broker (a private mosquitto if none listens). A Ctrl-C or SIGTERM before the demo runs
+    stops here with one line, the private broker stopped, and a shell's status for it (130; the signal's own); once it
+    runs, `tablectl demo` takes them itself (its StartSignals) and its status is this one's."""
+    previous = signal.signal(signal.SIGTERM, _stopped_early)
+    try:
+        return _demo(args)
+    except (StoppedEarly, KeyboardInterrupt) as stop:
+        by = "SIGTERM" if isinstance(stop, StoppedEarly) else "SIGINT"
+        say(f"stopped by {by} before `tablectl demo` started: nothing was played or journaled")
+        if by == "SIGINT":
+            return 130
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 128 + signal.SIGTERM  # not reached: the process ends by the signal
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _demo(args: list[str]) -> int:
     mosquitto = ensure_mosquitto()
     broker: PrivateBroker | None = None
     host, port = DEMO_BROKER
@@ -152,20 +186,25 @@ def cmd_demo(args: list[str]) -> int:
         say("continuing without an MQTT broker: the demo plays on and its events stay in the journal")
     else:
         say(f"starting a private mosquitto on {host}:{port} for the demo ...")
-        broker = PrivateBroker(mosquitto)
-        if not broker.wait_ready():
-            say(f"mosquitto did not start; its log:\n{broker.log.read_text(errors='replace')}")
-            say("continuing without an MQTT broker")
-            broker.stop()
-            broker = None
-    if broker is not None or listening(host, port):
-        say("watch the table's messages with:  mosquitto_sub -v -t 'tablectl/#'")
     try:
+        broker = _private_broker(mosquitto) if mosquitto is not None and not listening(host, port) else None
+        if broker is not None or listening(host, port):
+            say("watch the table's messages with:  mosquitto_sub -v -t 'tablectl/#'")
         return run_child([str(VENV / "bin" / "tablectl"), "demo", *args])
     finally:
         if broker is not None:
             say("stopping the private mosquitto")
             broker.stop()
+
+
+def _private_broker(mosquitto: str) -> PrivateBroker | None:
+    broker = PrivateBroker(mosquitto)
+    if broker.wait_ready():
+        return broker
+    say(f"mosquitto did not start; its log:\n{broker.log.read_text(errors='replace')}")
+    say("continuing without an MQTT broker")
+    broker.stop()
+    return None
 
 
 def cmd_test(args: list[str]) -> int:

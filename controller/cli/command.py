@@ -39,6 +39,7 @@ from controller.config.keys import PrivateKeyError, read_private_key
 from controller.config.table import MqttSettings, load_config
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply
+from controller.mqtt.session import SessionClient, kept, session
 from controller.supervisor.envelope import public_key_b64, sign_command
 from controller.supervisor.verbs import VERBS, parse_args, takes
 
@@ -276,12 +277,16 @@ async def _exchange(
     """The table's reply to the command, or why there is none."""
     try:
         async with asyncio.timeout(within):
-            async with aiomqtt.Client(
-                **kwargs, identifier=f"tablectl-command-{uuid.uuid4().hex[:12]}", timeout=min(within, 10.0)
+            # A session, and each wait kept: a Ctrl-C that aiomqtt's wait_for swallowed (the CONNACK's or the SUBACK's
+            # turn) went on to publish the signed command (controller/mqtt/session.py).
+            async with session(
+                SessionClient(
+                    **kwargs, identifier=f"tablectl-command-{uuid.uuid4().hex[:12]}", timeout=min(within, 10.0)
+                )
             ) as client:
                 # Subscribed (SUBACK) before publishing, so the reply cannot come before we listen.
-                await client.subscribe(reply_topic, qos=1)
-                await client.publish(topic, json.dumps(envelope, separators=(",", ":")), qos=1)
+                await kept(client.subscribe(reply_topic, qos=1))
+                await kept(client.publish(topic, json.dumps(envelope, separators=(",", ":")), qos=1))
                 async for message in client.messages:
                     raw = message.payload
                     try:

@@ -20,6 +20,7 @@ from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
 from controller.people.stuck import TableStuck
 from controller.shell.runner import playable
+from controller.shell.start_signals import StartSignals, StoppedAtStart, stopped_at_start, taken
 
 if TYPE_CHECKING:
     from drivers.sim.script import SimScript
@@ -129,6 +130,29 @@ def _one_table_only(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    start = taken()  # at launch (controller.cli.main): a SIGINT or SIGTERM of the start is answered, as `run`'s
+    try:
+        return _chosen(args, start)
+    except StoppedAtStart as stop:
+        if args.floor:
+            return stopped_at_start(stop, start, "demo --floor", FLOOR_STOPPED)
+        return stopped_at_start(stop, start, "demo")
+    finally:
+        start.restore()
+
+
+# What a stop of `demo --floor`'s start left: its tables are `tablectl demo` processes, each stopped as its own start or
+# runner stops it (floor/cli/demo.py).
+FLOOR_STOPPED = (
+    "each table started was stopped at once (its journal says `table.stopped`, or nothing if its own start was cut), "
+    "then the link, the floor service and the private servers; the demo's work folder is deleted"
+)
+
+
+def _chosen(args: argparse.Namespace, start: StartSignals) -> int:
+    """The demo the options ask for: the floor's (`start` handed on), the linked tables' (its own signals), or one
+    table's."""
+    start.reached("checking the config")
     if args.floor or args.linked:
         _one_table_only(args)
     if args.floor and args.keep is not None:
@@ -137,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
         # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
         floor_demo = importlib.import_module("floor.cli.demo")
         _refuse_births(floor_demo.table_tomls(), "--floor")
-        code: int = floor_demo.main(args)
+        code: int = floor_demo.main(args, start)
         return code
     if args.linked:
         # Named by string too: the controller never imports the link controller.
@@ -147,12 +171,19 @@ def main(args: argparse.Namespace) -> int:
         if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
             # Refused before anything starts: the journals of two runs in one folder could not be told apart.
             raise UsageError(f"--keep {keep}: not an empty folder; give a new or empty one")
+        start.restore()  # the linked demo takes its signals itself, as it did
+        start.reached("starting the linked demo")  # one that came before they were given back stops it here
         linked: int = linked_demo.main(args)
         return linked
     if args.http:
         raise UsageError("--http is for the console of `tablectl demo --floor`")
     if args.keep is not None:
         raise UsageError("--keep is for `tablectl demo --linked`: pass --linked with it, or leave --keep out")
+    return _one_table(args, start)
+
+
+def _one_table(args: argparse.Namespace, start: StartSignals) -> int:
+    """The demo of one table, its start's signals taken by `start` until the runner's handlers are in."""
     config = options.load_table(args.config)
     why = playable(config)
     if why:
@@ -167,7 +198,7 @@ def main(args: argparse.Namespace) -> int:
         except NoStrategy as err:
             raise UsageError(f"--players optimal: {err}") from None
     try:
-        played = asyncio.run(_play(args, config, script, sim_state))
+        played = asyncio.run(start.guarding(_play(args, config, script, sim_state, start)))
     except TableStuck as err:
         print(f"tablectl demo: {err}", file=sys.stderr)
         return EXIT_FAILED
@@ -176,7 +207,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _play(
-    args: argparse.Namespace, config: TableConfig, script: SimScript | None, sim_state: Path | None
+    args: argparse.Namespace, config: TableConfig, script: SimScript | None, sim_state: Path | None, start: StartSignals
 ) -> Coroutine[Any, Any, int]:
     """The one-table demo as its options ask; --sim-state says what the simulated shoe took from the file, as
     sim-devices --state-file does (on stderr with --quiet, which keeps stdout for nothing)."""
@@ -200,6 +231,7 @@ def _play(
         players=args.players,
         sim_state=sim_state,
         on_sims=loaded,
+        start=start,
     )
 
 

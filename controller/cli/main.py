@@ -59,6 +59,10 @@ VERBS: tuple[Verb, ...] = (
 )
 
 
+# The verbs that take SIGINT and SIGTERM from their launch (_launched).
+SIGNALLED_AT_START = ("run", "demo")
+
+
 def load_verb(name: str) -> VerbModule:
     """The module of verb `name`, imported now. This is the one import at run time in controller/, and on
     purpose: a verb's module imports what that verb needs (the daemon, the simulators, cryptography, the MQTT
@@ -140,6 +144,26 @@ def _main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = sys.argv[1:] if argv is None else list(argv)
     verb = chosen_verb(argv)
+    if verb in SIGNALLED_AT_START:
+        return _launched(verb, argv)
+    return _verb(verb, argv)
+
+
+def _launched(verb: str, argv: Sequence[str]) -> int:
+    """`run` and `demo` take SIGINT and SIGTERM before their modules load (controller/shell/start_signals.py): a stop
+    then has its one line, and the process its status (start26). Loaded here, as the verb loads asyncio anyway."""
+    from controller.shell.start_signals import StoppedAtStart, at_launch, stopped_at_start
+
+    start = at_launch()
+    try:
+        return _verb(verb, argv)
+    except StoppedAtStart as stop:  # the verb's own main takes it once it runs
+        return stopped_at_start(stop, start, verb)
+    finally:
+        start.restore()
+
+
+def _verb(verb: str, argv: Sequence[str]) -> int:
     args = build_parser(verb).parse_args(argv)
     configure_logging(json=True if args.log_json else None, level=args.log_level, fmt=args.log_format)
     module = load_verb(verb)  # imported by build_parser already

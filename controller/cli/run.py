@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
-import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,11 +12,11 @@ from pathlib import Path
 import structlog
 
 from controller.cli import options, preflight
-from controller.cli.verb import EXIT_INTERRUPTED, Subparsers, UsageError
+from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.configured import begin_devices, build_devices, journal_path, playable
 from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
-from controller.shell.start_signals import StartSignals, StoppedAtStart
+from controller.shell.start_signals import StartSignals, StoppedAtStart, stopped_at_start, taken
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
 
@@ -48,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     # verb's module loads: the config check, the drivers, then the engine, service, journal and publisher make objects
     # that live as long as the process, and the collector ran 38 times over them (5-7 ms of CPU to READY=1 on the 2-core
     # reference machine, issue 19). On again, them frozen out of later collections, once loaded (_loaded), or here.
-    start = StartSignals().install()  # first: no SIGINT or SIGTERM of the start goes unanswered (user25)
+    start = taken()  # first (at launch, controller.cli.main): no SIGINT or SIGTERM of the start goes unanswered
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -66,36 +64,16 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.config}: {err}") from None
         journal = _hold_journal(config, args.journal)
         try:
-            asyncio.run(_run(config, devices, args, collecting, start))
+            asyncio.run(start.guarding(_started(config, devices, args, collecting, start)))
         finally:
             let_go(journal)
     except StoppedAtStart as stop:
-        return _stopped_at_start(stop, start)
+        return stopped_at_start(stop, start, "run")
     finally:
         start.restore()
         if collecting and not gc.isenabled():
             gc.enable()
     return 0
-
-
-def _stopped_at_start(stop: StoppedAtStart, start: StartSignals) -> int:
-    """The one line of a stop before the table was up; SIGINT's status is a Ctrl-C's (130), and a SIGTERM ends the
-    process by the signal, as it did before the start took it (what systemd and a shell read as stopped by it)."""
-    log.warning("stopped while starting: the table was not up", signal=stop.by, stage=stop.stage)
-    print(
-        f"tablectl run: stopped by {stop.by} while starting ({stop.stage}), before the table was up: no "
-        "`table.stopped` is journaled, as the engine never ran (no round was touched); the next start recovers the "
-        "journal as this one found it",
-        file=sys.stderr,
-    )
-    if stop.by != signal.SIGTERM.name:
-        return EXIT_INTERRUPTED
-    start.restore()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
-    return 128 + signal.SIGTERM  # not reached: the process ends by the signal
 
 
 def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path: Path) -> None:
@@ -125,20 +103,6 @@ def _hold_journal(config: TableConfig, journal: Path | None) -> Path:
     except JournalBusy as err:
         raise UsageError(str(err)) from None
     return path
-
-
-async def _run(
-    config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool, start: StartSignals
-) -> None:
-    """A signal of the start cancels this task until the runner's handlers are in: that cancel is the stop's."""
-    start.running()
-    try:
-        await _started(config, devices, args, collecting, start)
-    except asyncio.CancelledError:
-        stopped = start.stopped()
-        if stopped is None:
-            raise
-        raise stopped from None
 
 
 async def _started(

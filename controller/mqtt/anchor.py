@@ -20,6 +20,7 @@ from controller.config.table import MqttSettings
 from controller.core.events import JournaledEvent
 from controller.mqtt.connection import client_kwargs, quiet_late_acks
 from controller.mqtt.contract import JournalAnchor, Topics
+from controller.mqtt.session import SessionClient, kept, session
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
 
@@ -151,16 +152,13 @@ async def read_retained_anchor(
 
 
 async def _fetch(kwargs: dict[str, Any], topic: str, table_id: str, within: float) -> bytes | None:
-    client = aiomqtt.Client(
-        **kwargs,
-        identifier=f"tablectl-{table_id}-anchor",
-        timeout=within,
-    )
-    async with client:
-        await client.subscribe(topic, qos=1)
+    # A session: a Ctrl-C in the connect (the start's signals cancel this read) leaves no socket or task behind.
+    client = SessionClient(**kwargs, identifier=f"tablectl-{table_id}-anchor", timeout=within)
+    async with session(client):
+        await kept(client.subscribe(topic, qos=1))
         # The broker answers one client's packets in order, so the second SUBACK comes after the retained message
         # the first subscription was sent, if there is one: its absence is known without waiting for it.
-        await client.subscribe(topic, qos=1)
+        await kept(client.subscribe(topic, qos=1))
         body: bytes | None = None
         for _ in range(len(client.messages)):
             message = await anext(client.messages)

@@ -38,6 +38,7 @@ from controller.people.signers import DemoSigners
 from controller.people.stuck import TableStuck
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
+from controller.shell.start_signals import StartSignals
 from drivers.interfaces import WAGER_BUS_ID
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
@@ -209,6 +210,7 @@ async def play(
     players: Players = "random",
     on_sims: Callable[[SimulatedTable], None] | None = None,
     sim_state: Path | None = None,
+    start: StartSignals | None = None,
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
@@ -221,6 +223,7 @@ async def play(
     `players`: without a `policy`, random players or players following the optimal strategy (controller.par).
     `on_sims` is handed the simulated devices once they run (a test that asserts what crossed a simulated line).
     `sim_state`: the simulators' state file (the shoe's cards), kept across restarts as a real shoe keeps its cards.
+    `start`: the signals of `tablectl demo`'s start (controller.shell.start_signals), handed to the runner.
     Raises TableStuck once the table closed on a block none of the simulated people clears (controller.people.stuck).
     """
     rng = random.Random(seed)
@@ -235,7 +238,9 @@ async def play(
         # demo's own (DemoSigners): no config lacks one. A simulation that closes when stuck keeps the floorperson to
         # the tables that had one: its scenarios say what the floorperson does.
         roles.add("floorperson")
+    start = start or StartSignals()
     async with contextlib.AsyncExitStack() as stack:
+        start.reached("starting the simulators")
         floorperson = stack.enter_context(DemoSigners.leased(config, roles)) if roles else None
         if floorperson is not None:
             config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
@@ -277,7 +282,14 @@ async def play(
         draws = SeededDraws(random.Random(f"draws-{seed}")) if seed is not None else None
         played = await _until_stuck(
             run_table(
-                config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people, draws=draws
+                config,
+                drivers,
+                broker=broker,
+                journal_path=journal_path,
+                out=out,
+                companions=people,
+                draws=draws,
+                start=start,
             ),
             people.halted,
         )

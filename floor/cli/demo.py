@@ -39,6 +39,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from floor.cli.demo_parts import TABLE_STOP_S, StartSignals, deck_script, link_summary
 from floor.cli.private import private_servers, signing_key
 from floor.config import parse_floor_config
 from floor.live import JACKPOT_PENDING, TableLive
@@ -55,8 +56,6 @@ PREFIX = "tablectl"
 LINK_ID = "floor-demo-mega"
 LINKED = {"ms-1": "T-2001", "ms-2": "T-2002"}  # table id -> asset number (5321.18: each linked table identified)
 LINK_KEY_ID = "demo-link-operator"  # the demo's own key: it opens the link
-HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h", "2h"]
-RANKS = "23456789TJQKA"
 HELD_POLL_S = 0.5  # how often a restart waiting for a table's round looks whether the floor sees it held for a jackpot
 
 
@@ -98,17 +97,6 @@ def linked_table_toml(text: str) -> str:
     text = text.replace("progressive_wager_cents = 100", "progressive_wager_cents = 500")
     text = re.sub(r"^six_card_bonus_paytable = .*$", "", text, flags=re.M)  # the hearts deal needs no bonus cards
     return text + f'\n[progressive]\nlink = "{LINK_ID}"\nheartbeat_ms = 750\n'
-
-
-def deck_script(rng: random.Random, n: int = 300) -> str:
-    """The second shuffle and every third after it deal thirteen hearts from the top: a hit within three rounds."""
-    decks = []
-    for i in range(n):
-        top = HEARTS if i % 3 == 1 else []
-        rest = [r + s for s in "cdhs" for r in RANKS if r + s not in top]
-        rng.shuffle(rest)
-        decks.append(" ".join([*top, *rest]))
-    return "decks = [\n" + ",\n".join(json.dumps(d) for d in decks) + "\n]\n"
 
 
 def supervisor_entry(key_id: str, role: str, public_key: str) -> str:
@@ -238,24 +226,37 @@ class Table:
             await self.proc.wait()
             await self.start()
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
+        """Stopped at once, as systemd stops a table: SIGTERM (its runner journals `table.stopped`, or its start stops
+        with its line), killed only if it has not ended within TABLE_STOP_S."""
         self.stopped = True
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        proc.terminate()
+        try:
+            async with asyncio.timeout(TABLE_STOP_S):
+                await proc.wait()
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, start: StartSignals) -> int:
+    """The floor demo; a signal before its console is up stops it (the controller says so: StoppedAtStart), one after
+    stops the floor service and ends the demo with 0, as before."""
     workdir = Path(tempfile.mkdtemp(prefix="tablectl-floor-demo-"))
     try:
-        return asyncio.run(_demo(args, workdir))
+        return asyncio.run(start.guarding(_demo(args, workdir, start)))
     except KeyboardInterrupt:
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def _demo(args: argparse.Namespace, workdir: Path) -> int:
+async def _demo(args: argparse.Namespace, workdir: Path, start: StartSignals) -> int:
     # More than mosquitto's default 1000 queued messages a client: the floor's session must not drop the tables' events.
+    start.reached("starting the private servers")
     with private_servers(workdir, "--floor", args.broker, max_queued_messages=100000) as (cluster, broker):
         dsn = cluster.create_database("floor")
         http = args.http or "127.0.0.1:8480"
@@ -275,14 +276,39 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
         rng = random.Random(args.seed)
         tables = [Table(tid, source, workdir, broker, args.rounds, rng.randrange(1 << 30)) for tid, source, _ in TABLES]
         link = Link(workdir, cluster.create_database("link"), broker)
-        return await _run(service, tables, link, args.rounds, floor_toml)
+        return await _run(service, tables, link, args.rounds, floor_toml, start)
 
 
-async def _run(service: FloorService, tables: list[Table], link: Link, rounds: int | None, floor_toml: Path) -> int:
+async def _run(
+    service: FloorService, tables: list[Table], link: Link, rounds: int | None, floor_toml: Path, start: StartSignals
+) -> int:
+    start.reached("starting the floor service")
     floor = asyncio.create_task(service.run(), name="floor")
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, service.stop)
+    restarts: set[asyncio.Task[None]] = set()
+    try:
+        return await _started(service, floor, tables, link, rounds, floor_toml, start, restarts)
+    finally:
+        # A table first (each stopped at once, its stop journaled), then the link and the floor that hear them.
+        for task in list(restarts):
+            task.cancel()
+        await asyncio.gather(*(t.stop() for t in tables))
+        await link.stop()
+        service.stop()
+        with contextlib.suppress(Exception):
+            await floor
+
+
+# size: the start's steps in order, each said (start.reached) and each failure's line, then the demo's own wait
+async def _started(
+    service: FloorService,
+    floor: asyncio.Task[None],
+    tables: list[Table],
+    link: Link,
+    rounds: int | None,
+    floor_toml: Path,
+    start: StartSignals,
+    restarts: set[asyncio.Task[None]],
+) -> int:
     ready = asyncio.create_task(service.console_ready.wait())
     await asyncio.wait({floor, ready}, return_when=asyncio.FIRST_COMPLETED)
     if floor.done():
@@ -291,53 +317,42 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
     console = service.console
     if console is None:  # the demo's config sets [console] listen, so a ready floor has one
         print("tablectl demo --floor: the floor started without its console", file=sys.stderr)
-        service.stop()
-        with contextlib.suppress(Exception):
-            await floor
         return 1
-    restarts: set[asyncio.Task[None]] = set()
     console.on_enrol = _admitter(tables, link, rounds, restarts, console.view.live)
     # The link controller first, opened, so the linked tables get their lease at once (they start locked out).
+    start.reached("opening the link")
     await link.start()
     why = await link.open()
     if why is not None:
         print(f"tablectl demo --floor: the link did not open: {why}; its log: {link.log}", file=sys.stderr)
-        await link.stop()
-        service.stop()
-        with contextlib.suppress(Exception):
-            await floor
         return 1
+    start.reached("starting the tables")
     for t in tables:
         await t.start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, service.stop)
+    start.reached("handlers installed")
+    start.hand_over(lambda _by: service.stop())
     linked = " and ".join(LINKED)
     print(f"tablectl demo --floor: link {LINK_ID} open: {linked} on one linked progressive", flush=True)
     print(f"tablectl demo --floor: floor config for `tablectl floor` and `tablectl report`: {floor_toml}", flush=True)
     print(f"tablectl demo --floor: open {console.url} (enrol a key, then log in)", flush=True)
-    try:
-        if rounds is None:
-            await floor
-            return 0
-        for t in tables:
-            code = await t.proc.wait() if t.proc is not None else 1  # started above: each has its process
-            if code != 0:
-                print(f"tablectl demo --floor: table {t.table_id} exited {code}; its log: {t.log}", file=sys.stderr)
-                return 1
-        while not all(console.view.live.get(t.table_id) and console.view.live[t.table_id].rounds_completed >= rounds
-                      for t in tables):  # fmt: skip
-            if floor.done():
-                return 1
-            await asyncio.sleep(0.2)  # the archive has no notification to wait on; the tables are done already
-        print(f"tablectl demo --floor: every table played {rounds} round(s); the floor archived them", flush=True)
-        return await _link_summary(link)
-    finally:
-        for t in tables:
-            t.stop()
-        for task in list(restarts):
-            task.cancel()
-        await link.stop()
-        service.stop()
-        with contextlib.suppress(Exception):
-            await floor
+    if rounds is None:
+        await floor
+        return 0
+    for t in tables:
+        code = await t.proc.wait() if t.proc is not None else 1  # started above: each has its process
+        if code != 0:
+            print(f"tablectl demo --floor: table {t.table_id} exited {code}; its log: {t.log}", file=sys.stderr)
+            return 1
+    while not all(console.view.live.get(t.table_id) and console.view.live[t.table_id].rounds_completed >= rounds
+                  for t in tables):  # fmt: skip
+        if floor.done():
+            return 1
+        await asyncio.sleep(0.2)  # the archive has no notification to wait on; the tables are done already
+    print(f"tablectl demo --floor: every table played {rounds} round(s); the floor archived them", flush=True)
+    return await link_summary(link)
 
 
 def _admitter(
@@ -372,29 +387,3 @@ def _held(live: Mapping[str, TableLive], table_id: str) -> bool:
     """Whether the floor sees the table's round held for a jackpot's validation."""
     table = live.get(table_id)
     return table is not None and table.phase == JACKPOT_PENDING
-
-
-async def _link_summary(link: Link) -> int:
-    """The link's reconciliation (`tablectl link report`): what each linked table contributed, the hits, the balance."""
-    code, out = await link.report()
-    try:
-        rec = json.loads(out)
-    except ValueError:
-        print(f"tablectl demo --floor: tablectl link report failed: {out.strip()[-500:]}", file=sys.stderr)
-        return 1
-    for lv in rec["levels"]:
-        by_table = ", ".join(
-            f"{t} ${m / 100_000_000:,.2f}" for t, m in sorted(lv["contributions_by_table_micro"].items())
-        )
-        hits = "; ".join(
-            f"{h['table_id']} seat {h['seat']} ${h['amount_cents'] / 100:,.2f} "
-            f"({'paid, validated by ' + h['validated_by'] if h.get('validated_by') else 'pending'})"
-            for h in lv["hits"]
-        )
-        print(
-            f"link {rec['link_id']} {rec['status']}: {lv['level']} ${lv['display_cents'] / 100:,.2f}; "
-            f"contributions {by_table or 'none'}; hits {hits or 'none'}",
-            flush=True,
-        )
-    print(f"tablectl demo --floor: the link's books {'balance' if rec['balanced'] else 'DO NOT balance'}", flush=True)
-    return 0 if code == 0 and rec["balanced"] else 1

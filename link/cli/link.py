@@ -28,6 +28,7 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.config.files import PEM_MAX_BYTES
 from controller.config.keys import PrivateKeyError, read_private_key
 from controller.core.shown import one_line
+from controller.mqtt.session import SessionClient, kept, session
 from controller.supervisor.envelope import sign_command
 from floor.db import unreachable
 from floor.files import file_problems
@@ -209,18 +210,21 @@ async def _exchange(config: LinkConfig, envelope: dict[str, Any], within: float)
     topic = base(m.prefix, config.link.id)
     try:
         async with asyncio.timeout(within):
-            async with aiomqtt.Client(
-                m.address.host,
-                m.address.port,
-                identifier=f"tablectl-link-send-{uuid.uuid4().hex[:12]}",
-                username=m.username,
-                password=secret(m.password_file, "mqtt.password_file"),
-                tls_params=aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None)
-                if m.address.tls
-                else None,
+            # As `tablectl command send`: a Ctrl-C aiomqtt's wait_for swallowed must not go on to publish the command.
+            async with session(
+                SessionClient(
+                    m.address.host,
+                    m.address.port,
+                    identifier=f"tablectl-link-send-{uuid.uuid4().hex[:12]}",
+                    username=m.username,
+                    password=secret(m.password_file, "mqtt.password_file"),
+                    tls_params=aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None)
+                    if m.address.tls
+                    else None,
+                )
             ) as client:
-                await client.subscribe(f"{topic}/cmd/reply", qos=1)
-                await client.publish(f"{topic}/cmd/{envelope['verb']}", json.dumps(envelope), qos=1)
+                await kept(client.subscribe(f"{topic}/cmd/reply", qos=1))
+                await kept(client.publish(f"{topic}/cmd/{envelope['verb']}", json.dumps(envelope), qos=1))
                 async for message in client.messages:
                     reply = json.loads(bytes(message.payload) if isinstance(message.payload, bytes) else b"{}")
                     if isinstance(reply, dict) and reply.get("command_id") == envelope["command_id"]:
