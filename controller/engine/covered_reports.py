@@ -75,19 +75,18 @@ def online(ctx: StepContext, dev: str) -> None:
         del ctx.s.covered_reports[dev]
 
 
-def cleared(ctx: StepContext, dev: str, code: str) -> str:
-    """The device says a fault is cleared: noted; what the `input.ignored` says of it (nothing it says holds the
-    table while it is covered)."""
-    covered = f"the {dev} is marked out of order: nothing it says holds the table until it is back in service"
+def cleared(ctx: StepContext, dev: str, code: str) -> str | None:
+    """The device says a fault is cleared: noted, if it had reported it while covered (what the `input.ignored`
+    adds: nothing it says holds the table while it is covered); None if it had not."""
     old = ctx.s.covered_reports.get(dev)
     if old is None or old.fault is None or code not in old.fault.uncleared:
-        return covered
+        return None
     left = tuple(c for c in old.fault.uncleared if c != code)
     ctx.s.covered_reports[dev] = replace(old, fault=replace(old.fault, codes=left) if left else None)
     if ctx.s.covered_reports[dev] == CoveredReport():
         del ctx.s.covered_reports[dev]
     still = f"still in fault {', '.join(left)}" if left else "no fault outstanding: it can be put back in service"
-    return f"{covered}; noted ({still})"
+    return f"the {dev} marked out of order said fault {code} cleared: noted ({still})"
 
 
 def restarted(ctx: StepContext) -> None:

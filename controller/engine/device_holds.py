@@ -144,12 +144,15 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
     dev, code = inp.device_id, inp.code
     what = f"fault {code} cleared by the {dev}"
     held = ctx.s.device_faults.get(dev)
-    if dev in ctx.s.out_of_order:
-        # Kept for its back_in_service; the shoe stood in for is also the stand-in's port, whose hold follows below.
-        noted = covered_reports.cleared(ctx, dev, code)
-        if covered(ctx, dev):
-            ctx.ignored(what, noted)
-            return
+    # Kept for its back_in_service; the shoe stood in for is also the stand-in's port, whose hold follows below.
+    noted = covered_reports.cleared(ctx, dev, code) if dev in ctx.s.out_of_order else None
+    if covered(ctx, dev):
+        covered_says = f"the {dev} is marked out of order: nothing it says holds the table until it is back in service"
+        ctx.ignored(what, f"{covered_says}; {noted}" if noted else covered_says)
+        return
+    if (held is None or code not in held.uncleared) and noted:
+        ctx.ignored(what, noted)  # the stand-in holds no such fault: the covered shoe's, noted
+        return
     if held is None or code not in held.uncleared:
         holds = f": it holds {', '.join(held.uncleared)}" if held is not None else ""
         ctx.ignored(what, f"the {dev} holds no fault {code}{holds}; the hold, if any, stands")
