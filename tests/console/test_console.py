@@ -289,7 +289,13 @@ def test_a_back_in_service_refused_for_a_device_not_answering_says_why_since_whe
         "leave it covered"
     )
     status = {"state": "offline", "reason": "offline (port gone)", "since": "2026-11-28T10:41:07+00:00"}
-    refused = {"input": "back in service shoe", "reason": why, "phase": "betting", "device": "shoe", "status": status}
+    refused: dict[str, object] = {
+        "input": "back in service shoe",
+        "reason": why,
+        "phase": "betting",
+        "device": "shoe",
+        "status": status,
+    }
     assert describe(_event("input.refused", refused)) == f"back in service shoe REFUSED in betting: {why}"
     mark: dict[str, object] = {"device": "shoe", "reason": "covered", "takes_over": "hand", "dealing_method": "hand"}
     again = {**mark, "restored": True, "not_in_service_until": why, "status": status}
