@@ -9,15 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from controller.engine import boundary, voiding
+from controller.engine import boundary, covered_reports, voiding
 from controller.engine.context import StepContext, usable_method
+from controller.engine.covered_reports import SHOE_FAULTS, SHOE_STUCK, SHUFFLER_FAULTS
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault, DeviceFaultCleared
 
-SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
-SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
-# The shoe faults that outlast the dispense they stop: "empty" is refilled by the next shuffle, these need a hand.
-SHOE_STUCK = SHOE_FAULTS - {"empty"}
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
 # The round is in play and its cards are to come from the shoe: "no more bets" locked the wagers (LOCKING), the
@@ -30,7 +27,8 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     ctx.emit("device.fault", None, {"device_id": inp.device_id, "code": inp.code, "detail": inp.detail})
     dev = inp.device_id
     if covered(ctx, dev):
-        return  # nothing it says is used
+        covered_reports.fault(ctx, dev, inp.code, inp.detail)  # holds nothing; kept for its back_in_service
+        return
     why = fault_why(inp)
     if fallback_fault(ctx, inp):
         return  # the fallback shoe's hold: controller/engine/other_method.py
@@ -146,8 +144,14 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
     dev, code = inp.device_id, inp.code
     what = f"fault {code} cleared by the {dev}"
     held = ctx.s.device_faults.get(dev)
+    # Kept for its back_in_service; the shoe stood in for is also the stand-in's port, whose hold follows below.
+    noted = covered_reports.cleared(ctx, dev, code) if dev in ctx.s.out_of_order else None
     if covered(ctx, dev):
-        ctx.ignored(what, f"the {dev} is marked out of order: nothing it says is used until it is back in service")
+        covered_says = f"the {dev} is marked out of order: nothing it says holds the table until it is back in service"
+        ctx.ignored(what, f"{covered_says}; {noted}" if noted else covered_says)
+        return
+    if (held is None or code not in held.uncleared) and noted:
+        ctx.ignored(what, noted)  # the stand-in holds no such fault: the covered shoe's, noted
         return
     if held is None or code not in held.uncleared:
         holds = f": it holds {', '.join(held.uncleared)}" if held is not None else ""
@@ -184,7 +188,10 @@ def fault_record(held: HeldFault) -> dict[str, str | int | None]:
 
 
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
-    if dev not in DEVICES or covered(ctx, dev):
+    if dev not in DEVICES:
+        return
+    if covered(ctx, dev):
+        covered_reports.offline(ctx, dev, why)  # holds nothing; kept for its back_in_service
         return
     if dev == "shoe" and ctx.method == "hand":
         # Dealing from the hand uses no shoe; a hand-dealt table dealing from its fallback shoe holds it (ctx.method).
@@ -236,6 +243,9 @@ def shoe_void(ctx: StepContext, reason: str) -> None:
 
 
 def device_back(ctx: StepContext, dev: str) -> None:
+    if dev in ctx.s.out_of_order:
+        # The device on its port answers (the stand-in's, for the shoe stood in for, answers for the port too).
+        covered_reports.online(ctx, dev)
     held = ctx.s.device_faults.get(dev)
     if held is not None and held.restarted:
         # A device identifies to a restarted daemon whatever its state: the identification says nothing of the fault

@@ -9,18 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from controller.engine import betting, boundary, device_holds
+from controller.engine import betting, boundary, covered_reports, device_holds
 from controller.engine.context import StepContext, usable_method
-from controller.engine.device_holds import (
-    DEVICES,
-    SHOE_FAULTS,
-    SHOE_METHODS,
-    SHOE_ROUND,
-    SHOE_STUCK,
-    takeover,
-    unusable,
-    waits,
-)
+from controller.engine.covered_reports import SHOE_FAULTS, SHOE_STUCK
+from controller.engine.device_holds import DEVICES, SHOE_METHODS, SHOE_ROUND, takeover, unusable, waits
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault
@@ -194,8 +186,10 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     ctx.s.out_of_order[dev] = takes_over
     # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
     # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
-    reason = ctx.s.devices_down.pop(dev, COVERED)
-    ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
+    down = ctx.s.devices_down.pop(dev, None)
+    reason = down or COVERED
+    # Covered: its fault is no longer what stops the table, but it stays the device's until it says otherwise.
+    covered_reports.at_cover(ctx, dev, down, ctx.s.device_faults.pop(dev, None))
     if dev == "shuffler":
         ctx.s.failed_shuffles = 0
     # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
@@ -237,10 +231,15 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         # The stand-in's hold is on the shoe's port too: the automated shoe is back once the port's device answers.
         said = f"the {device_holds.named(ctx, dev)} is {ctx.s.devices_down[dev]}"
         ctx.refused(f"back in service {dev}", said, ctx.rule("13(g)"))
+    elif (unfit := covered_reports.refusal(ctx, dev)) is not None:
+        why, status = unfit
+        payload = {"input": f"back in service {dev}", "reason": why, "phase": str(ctx.s.phase)}
+        ctx.emit("input.refused", ctx.rule("13(g)"), {**payload, "device": dev, "status": status})
     elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
         ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
     else:
         del ctx.s.out_of_order[dev]
+        ctx.s.covered_reports.pop(dev, None)
         usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
         ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
         if usable is not None:
@@ -253,12 +252,13 @@ def marks_restored(ctx: StepContext) -> None:
     (`device/<id>`) are derived from this boot's events only, so without it a covered shoe read `online` at its next
     identification, and `unusable` when the manual shoe standing in for it was held, though still covered."""
     usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+    covered_reports.restarted(ctx)  # a fault it reported while covered outlasts its start-up identification
     for dev, takes_over in sorted(ctx.s.out_of_order.items()):
-        ctx.emit(
-            "device.out_of_order",
-            ctx.rule("13(g)"),
-            {"device": dev, "reason": COVERED, "takes_over": takes_over, "dealing_method": usable, "restored": True},
-        )
+        payload: dict[str, Any] = {"device": dev, "reason": COVERED, "takes_over": takes_over, "dealing_method": usable}
+        if (unfit := covered_reports.refusal(ctx, dev)) is not None:
+            # What it said last, kept with the state: a back_in_service is refused until it reports healthy.
+            payload |= {"not_in_service_until": unfit[0], "status": unfit[1]}
+        ctx.emit("device.out_of_order", ctx.rule("13(g)"), {**payload, "restored": True})
 
 
 def no_method(ctx: StepContext, dev: str) -> str:

@@ -223,6 +223,18 @@ class HeldFault:
 
 
 @dataclass(frozen=True)
+class CoveredReport:
+    """What a shuffler or shoe marked out of order (.13(g)) said last that leaves it unfit to be put back in service:
+    nothing it says while covered holds the table (the cover is the record), but a signed back_in_service of a device
+    that is not answering, or in fault, is refused until it reports healthy (controller/engine/covered_reports.py).
+    Absent for a covered device that answered last with no fault outstanding (or has said nothing since covered)."""
+
+    offline: str | None = None  # why it stopped answering ("offline (port gone)"); None: it answers
+    offline_since: datetime | None = None  # the table's clock (its latest Tick) when it went offline
+    fault: HeldFault | None = None  # the faults it reported and has not said are cleared
+
+
+@dataclass(frozen=True)
 class DeckLife:
     """One deck's life at the table (.3(c)): when it came into play (the first Tick time after it was
     verified), rounds dealt with it, and rounds since its stub was last counted (.8(f))."""
@@ -262,6 +274,9 @@ class TableState:
     failed_shuffles: int = 0
     stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
+    # A covered device's latest report while it is not healthy (offline, a fault outstanding): a back_in_service waits
+    # for it to answer. Absent from an older stored state: every covered device is taken as answering.
+    covered_reports: dict[str, CoveredReport] = field(default_factory=dict)
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
     # -- players on several boxes (643a.7(k), 655a.7(e), 683a.7(e)): table-local player number -> its boxes --
     bound: dict[int, list[int]] = field(default_factory=dict)  # every player here holds two boxes or more
@@ -293,6 +308,7 @@ class TableState:
             devices_down=dict(self.devices_down),
             device_faults=dict(self.device_faults),
             out_of_order=dict(self.out_of_order),
+            covered_reports=dict(self.covered_reports),
             stations_down=dict(self.stations_down),
             held_wagers={n: dict(w) for n, w in self.held_wagers.items()},
             bound={p: list(seats) for p, seats in self.bound.items()},

@@ -132,11 +132,17 @@ class Unclearable:
 
 
 def held_codes(state: TableState, device: str) -> tuple[str, ...]:
-    """The fault codes the table holds for `device`: a sign's are its progressive lock-out reasons (`sign:<code>`)."""
+    """The fault codes the table holds for `device` (or keeps for it while it is covered): a sign's are its progressive
+    lock-out reasons (`sign:<code>`)."""
     if device == SIGN_ID:
         return tuple(sign.held_codes(state.progressive_lockout))
     held = state.device_faults.get(device)
-    return held.uncleared if held is not None else ()
+    codes = held.uncleared if held is not None else ()
+    # A device marked out of order holds nothing, but what it reported while covered waits for its clear before a
+    # back_in_service is taken (docs/rules.md): a clear of it is heard.
+    covered = state.covered_reports.get(device)
+    kept = covered.fault.uncleared if covered is not None and covered.fault is not None else ()
+    return codes + tuple(c for c in kept if c not in codes)
 
 
 def refuse_unheld(action: Action, held: tuple[str, ...]) -> None:

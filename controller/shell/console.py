@@ -243,7 +243,12 @@ def _refused(p: Mapping[str, Any]) -> str:
 
 
 def _again(p: Mapping[str, Any]) -> str:
-    return "; said again at the restart" if p.get("restored") else ""
+    """A mark said again at a restart, with what the covered device said last when it would refuse its
+    back_in_service (`not_in_service_until`): the operator learns it now, not at the refusal."""
+    if not p.get("restored"):
+        return ""
+    unfit = p.get("not_in_service_until")
+    return "; said again at the restart" + (f"; NOT BACK IN SERVICE until it answers: {unfit}" if unfit else "")
 
 
 def _deals_by(method: object) -> str:

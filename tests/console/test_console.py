@@ -279,3 +279,27 @@ def test_a_restart_with_no_more_bets_refused_says_the_refusal_and_what_lifts_it(
         f"{lifts}"
     )
     assert describe(_event("table.recovered", p)) == f"table recovered in betting, round 3 (reopen_betting): {what}"
+
+
+def test_a_back_in_service_refused_for_a_device_not_answering_says_why_since_when_and_what_to_do() -> None:
+    """Found by remedy26: a covered shoe offline (or jammed) was put back in service and its round voided at the first
+    dispense; now refused, the terminal says the reason, since when and the fix, and the restart says it too."""
+    why = (
+        "the shoe is offline (port gone) since 2026-11-28 10:41:07 UTC: reconnect it so that it identifies again, or "
+        "leave it covered"
+    )
+    status = {"state": "offline", "reason": "offline (port gone)", "since": "2026-11-28T10:41:07+00:00"}
+    refused: dict[str, object] = {
+        "input": "back in service shoe",
+        "reason": why,
+        "phase": "betting",
+        "device": "shoe",
+        "status": status,
+    }
+    assert describe(_event("input.refused", refused)) == f"back in service shoe REFUSED in betting: {why}"
+    mark: dict[str, object] = {"device": "shoe", "reason": "covered", "takes_over": "hand", "dealing_method": "hand"}
+    again = {**mark, "restored": True, "not_in_service_until": why, "status": status}
+    assert describe(_event("device.out_of_order", again)) == (
+        f"DEVICE OUT OF ORDER: shoe (covered; said again at the restart; NOT BACK IN SERVICE until it answers: {why}); "
+        "hand takes over, dealing by hand"
+    )

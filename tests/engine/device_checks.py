@@ -43,7 +43,23 @@ def hold_key(state: TableState) -> tuple[object, ...]:
     """What decides whether the holds can be lifted: a state already shown liftable need not be shown again."""
     faults = tuple(sorted((d, f.uncleared, f.restarted) for d, f in state.device_faults.items()))
     holds = tuple(sorted(b for b in state.blocks if b in HOLD_BLOCKS))
-    return (state.phase, holds, tuple(sorted(state.devices_down)), faults, tuple(sorted(state.out_of_order)))
+    unfit = tuple(
+        sorted(
+            (d, r.offline is not None, r.fault.uncleared if r.fault else (), bool(r.fault and r.fault.restarted))
+            for d, r in state.covered_reports.items()
+        )
+    )
+    return (state.phase, holds, tuple(sorted(state.devices_down)), faults, tuple(sorted(state.out_of_order)), unfit)
+
+
+def reports_healthy(state: TableState, dev: str) -> list[Input]:
+    """What a covered device says once repaired: each fault it reported while covered said cleared, and it identifies
+    if its last report was its going offline; then a back_in_service of it is taken (docs/rules.md)."""
+    report = state.covered_reports.get(dev)
+    if report is None:
+        return []
+    said: list[Input] = [DeviceFaultCleared(dev, code=c) for c in (report.fault.uncleared if report.fault else ())]
+    return said + ([DeviceOnline(dev)] if report.offline is not None else [])
 
 
 def lift_holds(engine: RoundEngine[Any], state: TableState) -> None:
@@ -60,7 +76,8 @@ def lift_holds(engine: RoundEngine[Any], state: TableState) -> None:
         for dev in sorted(state.devices_down):
             said += [DeviceOnline(dev), DeviceOnline(dev)]
         if "no_method" in state.blocks:
-            said += [MarkOutOfOrder(dev, False) for dev in sorted(state.out_of_order)]
+            for dev in sorted(state.out_of_order):
+                said += [*reports_healthy(state, dev), MarkOutOfOrder(dev, False)]
         for inp in said:
             state, _ = engine.step(state, inp)
     # `no_method` is lifted by a back in service, taken only between rounds: a round under way (or the shuffle for
@@ -101,12 +118,17 @@ def no_card_of_a_held_device(
 
 def back_in_service_answer(before: TableState, dev: str, events: Sequence[DomainEvent]) -> None:
     """MarkOutOfOrder(dev, out=False): refused exactly while the device (the port's, for the shoe stood in for) is
-    held; put back between rounds when it is not."""
+    held, or its latest report while covered is not healthy (offline, a fault outstanding), saying so with its status;
+    put back between rounds when it is not."""
     types = [e.type for e in events]
     if dev not in before.out_of_order:
         assert "device.back_in_service" not in types
     elif dev in before.devices_down:
         assert "input.refused" in types and "device.back_in_service" not in types, f"back in service of held {dev}"
+    elif dev in before.covered_reports:
+        refused = [e for e in events if e.type == "input.refused"]
+        assert refused and "device.back_in_service" not in types, f"back in service of {dev} not answering"
+        assert refused[0].payload["status"]["state"] in ("offline", "fault") and refused[0].rule, refused[0]
     elif str(before.phase) in BETWEEN_ROUNDS:
         assert "device.back_in_service" in types, f"back in service of {dev} refused, nothing held: {types}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.core.events import JournaledEvent
+from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.commands import DeviceCommand
 from controller.engine.inputs import Confirm, Input, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
@@ -27,6 +27,12 @@ def shuffled_by_hand(t: PureTable) -> None:
     """The dealer shuffles and cuts by hand (the shuffler out of order): the shoe is loaded with the deck."""
     t.shoe = list(NO_HIT)
     t.feed(Confirm("dealer", "shuffled"))
+
+
+def shuffler_back(t: PureTable) -> list[DomainEvent]:
+    """The shuffler, repaired, identifies (its malfunction was kept while it was covered) and is put back in service."""
+    t.feed(DeviceOnline("shuffler", identity={"model": "sim"}))
+    return t.feed(MarkOutOfOrder("shuffler", out=False))
 
 
 def by_the_shoe(chapter: str) -> tuple[PureTable, JammedShoe]:
@@ -83,7 +89,7 @@ def test_the_fallback_shoe_saying_it_is_cleared_deals_the_next_round(chapter: st
 @pytest.mark.parametrize("chapter", HAND_AND_SHOE)
 def test_dealing_by_hand_again_the_held_shoe_blocks_nothing_and_stays_held(chapter: str) -> None:
     t, _ = jammed_by_the_shoe(chapter)
-    back = t.feed(MarkOutOfOrder("shuffler", out=False))
+    back = shuffler_back(t)
     assert remedy(back, "device.back_in_service").payload["dealing_method"] == "hand"
     cleared = remedy(back, "table.block_cleared")
     assert cleared.payload["block"] == "device:shoe" and "the shoe stays held" in cleared.payload["by"]
@@ -101,7 +107,7 @@ def test_dealing_by_hand_again_the_held_shoe_blocks_nothing_and_stays_held(chapt
 @pytest.mark.parametrize("chapter", HAND_AND_SHOE)
 def test_turning_to_the_held_shoe_again_blocks_the_next_round(chapter: str) -> None:
     t, _ = jammed_by_the_shoe(chapter)
-    t.feed(MarkOutOfOrder("shuffler", out=False))
+    shuffler_back(t)
     t.feed(DeviceFault("shuffler", code="malfunction"))
     enter_player(t, 1)  # a round in betting, its deck shuffled: it is dealt by hand
     play_round(t)
@@ -119,7 +125,7 @@ def test_turning_to_the_held_shoe_again_blocks_the_next_round(chapter: str) -> N
 @pytest.mark.parametrize("lift", ["fault_cleared", "identified", "marked"])
 def test_the_held_shoe_is_lifted_the_usual_ways_while_dealing_by_hand(chapter: str, lift: str) -> None:
     t, shoe = jammed_by_the_shoe(chapter)
-    t.feed(MarkOutOfOrder("shuffler", out=False))
+    shuffler_back(t)
     shoe.jammed = False
     if lift == "fault_cleared":
         said = remedy(t.feed(DeviceFaultCleared("shoe", code="jam")), "device.fault_cleared")
@@ -195,7 +201,7 @@ def test_the_shoe_held_while_dealing_by_hand_outlasts_a_restart_and_blocks_nothi
     """Kept with the state: at a restart the shoe is said held again (`restored`), and the table, dealing by hand,
     does not wait for it."""
     t, shoe = jammed_by_the_shoe("655a")
-    t.feed(MarkOutOfOrder("shuffler", out=False))
+    shuffler_back(t)
     t.state = snapshot.decode(snapshot.encode(t.state))
     restored = remedy(t.feed(Recover()), "device.unusable")
     assert restored.payload["restored"] and restored.payload["fault"]["code"] == "jam"
@@ -220,7 +226,7 @@ def shoe_status(t: PureTable) -> str:
 def test_the_shoe_held_while_dealing_by_hand_shows_unusable_until_it_is_lifted() -> None:
     t, shoe = jammed_by_the_shoe("655a")
     assert shoe_status(t) == "unusable"
-    t.feed(MarkOutOfOrder("shuffler", out=False))
+    shuffler_back(t)
     enter_player(t, 1)
     play_round(t)
     assert t.types().count("round.completed") == 1 and shoe_status(t) == "unusable"

@@ -77,6 +77,7 @@ from tests.engine.device_checks import (
     hold_key,
     lift_holds,
     no_card_of_a_held_device,
+    reports_healthy,
     stands_in,
 )
 
@@ -457,6 +458,8 @@ class TableMachine(RuleBasedStateMachine):
         if "shuffler" in self.state.out_of_order:
             # Both covered, no method deals (.13(g)); the shuffler back in betting, the deck it did not shuffle (by
             # hand) has no order either: the same refusal (docs/rules.md).
+            for inp in reports_healthy(self.state, "shuffler"):  # repaired, it answers: taken back (docs/rules.md)
+                self.step(inp)
             self.step(MarkOutOfOrder("shuffler", out=False))
         before = self.refusal_now()
         if "shuffle_order" in self.state.blocks:
@@ -612,6 +615,8 @@ class TableMachine(RuleBasedStateMachine):
                 self.step(DeviceOnline(key[7:]))
             elif key == "no_method":
                 for dev in list(s.out_of_order):
+                    for inp in reports_healthy(self.state, dev):
+                        self.step(inp)
                     self.step(MarkOutOfOrder(dev, False))
             elif key == "shuffle_order":
                 self.step(FloorpersonDecision("shuffle_order", "reshuffle"))

@@ -8,15 +8,15 @@ a console on a loopback port."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.engine.inputs import MarkOutOfOrder, Recover, StopRecord
+from controller.engine.inputs import MarkOutOfOrder, Recover, StopRecord, Tick
 from controller.store import snapshot
 from controller.supervisor.gate import Rejected
-from drivers.interfaces import DeviceFaultCleared
+from drivers.interfaces import DeviceFaultCleared, DeviceOffline
 from floor.messages import Incoming
 from tests.engine.covers import shoe_table
 from tests.engine.mississippi_table import make
@@ -95,4 +95,40 @@ def test_the_table_s_live_log_says_no_more_bets_refused_at_the_restart_and_what_
             assert len(said) == 2, recovered
             assert said[1].startswith("put the shoe back in service (655a.13(g); the deck is in it"), said[1]
             assert "a floorperson directs a reshuffle (655a.5(a))" in said[1], said[1]
+            assert page_errors(browser) == []
+
+
+UNANSWERING = "nm-offline"
+OFFLINE_WHY = (
+    "the shoe is offline (port gone) since 2026-11-27 10:41:07 UTC: reconnect it so that it identifies again, or leave "
+    "it covered"
+)
+
+
+def covered_shoe_offline() -> list[Incoming]:
+    """655a's automated-shoe table falling back to the hand, its shoe covered, then offline: back_in_service refused."""
+    t = shoe_table("655a")
+    t.feed(MarkOutOfOrder("shoe"))
+    t.feed(Tick(datetime(2026, 11, 27, 10, 41, 7, tzinfo=UTC)))
+    t.feed(DeviceOffline("shoe", reason="port gone"))
+    t.feed(MarkOutOfOrder("shoe", out=False))
+    parsed = [msg(m) for m in events_published(UNANSWERING, list(t.events), date(2026, 11, 27))]
+    return [m for m in parsed if isinstance(m, Incoming)]
+
+
+def test_the_table_s_live_log_says_why_a_shoe_not_answering_is_not_put_back_in_service(
+    archiver: Archiver, floor_dsn: str
+) -> None:
+    """back26: the refusal's line says the reason, since when and what to do, and cites 13(g)."""
+    from selenium.webdriver.common.by import By
+
+    with chromium("1400,1000", {"browser": "ALL"}) as browser:
+        page = Page(browser)
+        with first_console(page, archiver, floor_dsn, [birth(UNANSWERING, "automated_shoe"), *covered_shoe_offline()]):
+            page.text(f'.tile[data-table="{UNANSWERING}"]')
+            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{UNANSWERING}"]').click()
+            refused = page.text('#tv-log li[data-type="input.refused"] span:nth-child(4)')
+            assert refused == f"back in service shoe refused in betting: {OFFLINE_WHY}", refused
+            rule = page.text('#tv-log li[data-type="input.refused"] span.rule')
+            assert rule == "[655a.13(g)]", rule
             assert page_errors(browser) == []

@@ -44,6 +44,8 @@ NOT_MONEY = frozenset(
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)
         "still_held",  # device.fault_cleared: the fault codes the device has not said cleared
+        # input.refused of a back_in_service, device.out_of_order restored: a covered device's latest report (back26)
+        *("status", "state", "faults", "restarted", "not_in_service_until"),
         "stored_fault",  # device.fault_cleared: the sign's fault stored by older software, lifted with this clear
         "meters_at_turn",  # round.recorded: the link's meter at each winner's turn, keyed "<seat>:<level>"
         "meters_after_turn",  # round.recorded: the link's meter after each winner's award, keyed "<seat>:<level>"
