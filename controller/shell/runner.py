@@ -119,6 +119,7 @@ async def run_table(
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)
+        await service.notes_settled(HUNG_COMMIT_S)  # a note made while stopping, committed before the journal closes
         _close_journal(journal)
     if failure is not None:
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
@@ -210,7 +211,9 @@ async def _archive_at_close(table: SupervisedTable) -> None:
             "failures_in_window": 1,
             "required": False,
         }
-        table.service.note([DomainEvent("task.failed", None, payload)])
+        # Awaited: the journal is closed right after (a note still on the writer thread would meet it closed).
+        with contextlib.suppress(Exception):  # logged by the service (controller/shell/notes.py)
+            await table.service.note([DomainEvent("task.failed", None, payload)])
 
 
 def _report_software(config: TableConfig) -> None:
