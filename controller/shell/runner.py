@@ -119,8 +119,7 @@ async def run_table(
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)
-        await service.notes_settled(HUNG_COMMIT_S)  # a note made while stopping, committed before the journal closes
-        _close_journal(journal)
+        await _close_journal(journal, service)
     if failure is not None:
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
@@ -185,8 +184,10 @@ def _open_journal(path: Path, table_id: str) -> Journal:
             notifier.close()
 
 
-def _close_journal(journal: Journal) -> None:
-    """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`)."""
+async def _close_journal(journal: Journal, service: TableService) -> None:
+    """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`). A
+    note made while the table stopped (a task's failure) is committed first, rather than refused by a closed journal."""
+    await service.notes_settled(HUNG_COMMIT_S)
     journal.close()
     journal_lock.let_go(journal.path)
 
