@@ -187,8 +187,10 @@ def _open_journal(path: Path, table_id: str) -> Journal:
 async def _close_journal(journal: Journal, service: TableService) -> None:
     """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`). A
     note made while the table stopped (a task's failure) is committed first, rather than refused by a closed journal."""
-    await service.notes_settled(HUNG_COMMIT_S)
-    journal.close()
+    if await service.notes_settled(HUNG_COMMIT_S):
+        journal.close()  # under the journal's lock, on the loop: only once no commit holds it
+    else:  # the process ends with the file as a crash leaves it (WAL and all), readable at the next start
+        log.error("the journal was not closed: a commit did not return", journal=str(journal.path))
     journal_lock.let_go(journal.path)
 
 

@@ -169,12 +169,13 @@ class TableService:
         self._order.through(commit)
         return commit.journaled
 
-    async def notes_settled(self, bound_s: float) -> None:
-        """The commits handed to the writer thread finished, waited for at most `bound_s` (before the journal closes: a
-        note made while the table stopped, a task's failure, is committed rather than refused by a closed journal)."""
+    async def notes_settled(self, bound_s: float) -> bool:
+        """The commits handed to the writer thread finished (a note made while the table stopped, before the journal
+        closes), waited for at most `bound_s`: False when one has not (its disk hangs)."""
         unfinished = self._order.unfinished()
         if unfinished:
             await asyncio.wait(unfinished, timeout=bound_s)
+        return not self._order.unfinished()
 
     @property
     def settling(self) -> bool:
