@@ -111,9 +111,12 @@ class CommandListener:
         finally:
             self.subscribed.clear()
             self._gate = None
+            # On the checks' thread, behind a batch still there, and awaited: the journal's close, after the listener
+            # ended, is then the file's last and removes its -wal (a clean stop: the next start checks nothing).
             closed = self._checks.post(store.close)
-            closed.add_done_callback(lambda f: f.cancelled() or f.exception())  # the file's own close: nothing owed
+            closed.add_done_callback(lambda f: f.cancelled() or f.exception())
             self._checks.close()
+            await asyncio.wait((closed,))
 
     async def _connect_loop(self) -> None:
         backoff_min, backoff_max = self._backoff
