@@ -17,7 +17,13 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TypeVar
+
+import structlog
+
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.store.journal import Journal
 
 T = TypeVar("T")
 
@@ -76,3 +82,17 @@ class JournalThread:
         if self._thread is not None:
             self._work.put(None)
             self._thread = None
+
+
+def append_later(
+    thread: JournalThread, journal: Journal, events: list[DomainEvent], log: structlog.typing.FilteringBoundLogger
+) -> None:
+    """`events` appended on `thread`, behind what was posted before (a publisher's note without a service): a failure
+    is logged, nobody awaits it."""
+    done = thread.post(lambda: journal.append(events, datetime.now(UTC)))
+
+    def said(f: asyncio.Future[list[JournaledEvent]]) -> None:
+        if not f.cancelled() and f.exception() is not None:
+            log.error("a note could not be journaled", error=str(f.exception()))
+
+    done.add_done_callback(said)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import aiomqtt
 import structlog
@@ -30,7 +29,7 @@ from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Top
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import now_iso, quarantined, status_message
-from controller.mqtt.offloop import JournalThread
+from controller.mqtt.offloop import JournalThread, append_later
 from controller.mqtt.reads import fewer_reads
 from controller.mqtt.retained import RetainedTopics
 from controller.mqtt.retainer import Health, Retainer
@@ -44,8 +43,8 @@ from controller.store.outbox import DamagedRow
 MARK_EVERY = 100
 MARK_DELAY = 0.5
 
-
-# Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
+# Journals shell events (TableService.note, off the loop): the quarantine of a damaged row in seq order with the rest
+# (without a service, tests and tools: on the outbox's thread, ahead of its next read: offloop.append_later).
 Note = Callable[[list[DomainEvent]], object]
 # Raises a tilt (name, reason, remedy) at the table: the service steps a RaiseTilt (controller/shell/supervised.py).
 Tilt = Callable[[str, str, str], object]
@@ -84,7 +83,7 @@ class EventPublisher:
     ) -> None:
         self._journal = journal
         self._tilt: Tilt = tilt or (lambda name, reason, remedy: None)
-        self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
+        self._note: Note = note or (lambda e: append_later(self._reads, journal, e, self._log))
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
         self._broker_url = broker
@@ -367,12 +366,12 @@ class EventPublisher:
                     await self._retainer.retain(client, lost, msg.topic, msg.body)
 
     def _quarantine(self, row: DamagedRow) -> None:
-        """A row that cannot be published as journaled: kept in the file as found, reported in an event (published
-        in its turn, so a consumer that saw the gap at that seq learns why), and passed over from now on."""
-        path = str(self._journal.path)
+        """A row that cannot be published as journaled: kept as found, reported in an event (published in its turn: a
+        consumer that saw the gap learns why), passed over (the note and the mark off the loop: docs/journal.md)."""
         self._log.error("journal row quarantined: not publishable as journaled", seq=row.seq, reason=row.reason)
-        self._note([quarantined(row, path)])
-        self._journal.mark_published([row.seq], replayed=False)
+        self._note([quarantined(row, str(self._journal.path))])
+        self._marks.acknowledged(row.seq, replayed=False)
+        self._marks.soon()
 
     async def close(self, drain_timeout: float = 2.0, reason: str | None = None) -> None:
         """Drain what is left if connected, publish retained "offline" (saying `reason`, a fault that stopped the

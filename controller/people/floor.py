@@ -122,7 +122,7 @@ class SimulatedFloor:
         if self.unclearable is not None and self.unclearable.heard(ev, self.service):
             # Journaled now, ahead of the close: the file says why the table stops. A round held open gets no close
             # (it would wait for that round for ever): the demo stops the table once this is journaled.
-            self.service.note([self.unclearable.stopped(self.service.state)])
+            await self.service.note([self.unclearable.stopped(self.service.state)])
             if not self.unclearable.stop_now:
                 self.service.submit(CloseTable())
             return

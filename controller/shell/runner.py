@@ -119,7 +119,7 @@ async def run_table(
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)
-        _close_journal(journal)
+        await _close_journal(journal, service)
     if failure is not None:
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
@@ -184,9 +184,13 @@ def _open_journal(path: Path, table_id: str) -> Journal:
             notifier.close()
 
 
-def _close_journal(journal: Journal) -> None:
-    """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`)."""
-    journal.close()
+async def _close_journal(journal: Journal, service: TableService) -> None:
+    """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`). A
+    note made while the table stopped (a task's failure) is committed first, rather than refused by a closed journal."""
+    if await service.notes_settled(HUNG_COMMIT_S):
+        journal.close()  # under the journal's lock, on the loop: only once no commit holds it
+    else:  # the process ends with the file as a crash leaves it (WAL and all), readable at the next start
+        log.error("the journal was not closed: a commit did not return", journal=str(journal.path))
     journal_lock.let_go(journal.path)
 
 
@@ -210,7 +214,9 @@ async def _archive_at_close(table: SupervisedTable) -> None:
             "failures_in_window": 1,
             "required": False,
         }
-        table.service.note([DomainEvent("task.failed", None, payload)])
+        # Awaited: the journal is closed right after (a note still on the writer thread would meet it closed).
+        with contextlib.suppress(Exception):  # logged by the service (controller/shell/notes.py)
+            await table.service.note([DomainEvent("task.failed", None, payload)])
 
 
 def _report_software(config: TableConfig) -> None:

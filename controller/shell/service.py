@@ -32,12 +32,13 @@ from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.release.installed import SoftwareCheck
-from controller.shell import software
+from controller.shell import notes, software
 from controller.shell.device_commands import CommandRunner
 from controller.shell.inbox import EarlyStart, start_devices
 from controller.shell.inbox import Waited as _Waited
 from controller.shell.listeners import DETACHED, LISTENER_BOUND, Listener, ListenerKind
 from controller.shell.locks import hoist_locks, lock_frames_out
+from controller.shell.notes import Noted
 from controller.shell.restore import ACCOUNTS_RECORD, METERS_RECORD, Restore
 from controller.shell.writer import Commit, JournalWriter
 from controller.store import integrity, snapshot
@@ -112,9 +113,9 @@ class TableService:
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
         self._stored_accounts = self.state.accounts
-        # A step's events go to `on_durable` (the publisher's offer) straight from the writer thread once durable;
-        # `on_journaled` is then not called for them again, only for the shell's own notes.
+        # Every commit's events (a step's, a note's) go to `on_durable` (the publisher's offer) from the writer thread.
         self._writer = JournalWriter(journal, on_durable)
+        self._order = notes.CommitOrder(self._announce_commit)  # steps' and notes' commits, announced in this order
         self._offered = on_durable is not None
         self._early = early
         self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
@@ -142,35 +143,39 @@ class TableService:
         self._inputs.put_nowait(_Waited(inp, done))
         return await done
 
-    def note(self, events: list[DomainEvent]) -> list[JournaledEvent]:
-        """Journal events that come from the shell rather than an engine step (a rejected supervisor command,
-        a device's status) and tell the listeners and the publisher, in the same seq order as the rest."""
-        journaled = self.journal.append(events, self._clock()) if events else []
-        in_flight = self._writer.in_flight
-        if in_flight is not None and in_flight.finished.is_set():
-            self._announce_commit(in_flight)  # committed before this note (the journal's lock): announced before it
-        self._announce(journaled)
-        return journaled
+    def note(self, events: list[DomainEvent]) -> Noted:
+        """Journal events that come from the shell rather than an engine step (a rejected supervisor command, a task's
+        failure) on the writer thread, after the commits handed to it before, and tell the listeners and the publisher
+        in seq order with the rest. Never waits: what a caller may await of its future is in shell/notes.py."""
+        if not events:
+            return notes.nothing()
+        commit = self._order.add(self._writer.submit(events, self._clock(), ()))
+        return notes.noted(commit, self._order, [e.type for e in events])
 
     async def note_within(self, events: list[DomainEvent], still_s: float) -> list[JournaledEvent] | None:
-        """`note` bounded, for the stop at once: committed on the writer thread after any commit in flight, waited for
-        while the disk moves (JournalWriter.wait_while_moving: a slow disk, within the stop's budget). None when the
-        journal has not committed them by then, or made no progress for `still_s`: its disk hangs (a write that never
-        returns holds the writer thread, and with it the journal's lock). Raises what the journal raised."""
-        ahead = self._writer.in_flight
-        if ahead is not None and ahead.hung:
+        """A note awaited, bounded, for the stop at once: committed after the commits in flight, waited for while the
+        disk moves (JournalWriter.wait_while_moving: a slow disk, within the stop's budget). None when the journal has
+        not committed it by then, or made no progress for `still_s`: its disk hangs (a write that never returns holds
+        the writer thread, and with it the journal's lock). Raises what the journal raised."""
+        if self._order.hung():
             return None  # the writer thread is still inside that commit: this one would only wait behind it
-        commit = self._writer.submit(events, self._clock(), ())
+        commit = self._order.add(self._writer.submit(events, self._clock(), ()))
         running = present(commit.running, "the future of a commit handed to the writer")
         running.add_done_callback(lambda f: f.cancelled() or f.exception())  # a late failure is nobody's to raise
         if not await self._writer.wait_while_moving(commit, still_s):
             return None
         await asyncio.wait((running,))  # its outcome, set on the loop right after it finished
         running.result()
-        if ahead is not None and ahead.finished.is_set():
-            self._announce_commit(ahead)  # committed before this one: announced before it
-        self._announce_commit(commit)
+        self._order.through(commit)
         return commit.journaled
+
+    async def notes_settled(self, bound_s: float) -> bool:
+        """The commits handed to the writer thread finished (a note made while the table stopped, before the journal
+        closes), waited for at most `bound_s`: False when one has not (its disk hangs)."""
+        unfinished = self._order.unfinished()
+        if unfinished:
+            await asyncio.wait(unfinished, timeout=bound_s)
+        return not self._order.unfinished()
 
     @property
     def settling(self) -> bool:
@@ -297,14 +302,14 @@ class TableService:
         try:
             body, records = self._records(state)
             if events or records:
-                commit = self._writer.submit(events, self._clock(), records)
+                commit = self._order.add(self._writer.submit(events, self._clock(), records))
                 try:
                     await self._writer.wait(commit)
                 finally:  # also when cancelled after the commit was made: the state goes with what the journal holds
                     if commit.journaled is not None:
                         journaled = commit.journaled
                         self._took(body, state)
-                        self._announce_commit(commit)
+                        self._order.through(commit)
             else:
                 self._took(body, state)
         except BaseException:
@@ -365,17 +370,16 @@ class TableService:
         self.state = state  # only once the journal holds what the steps decided
 
     def _announce_commit(self, commit: Commit) -> None:
-        """A step batch's events, once: after its commit, or first thing in a note that was ordered after it."""
-        if not commit.announced and commit.journaled is not None:
-            commit.announced = True
-            self._announce(commit.journaled, offered=self._offered)
-
-    def _announce(self, journaled: list[JournaledEvent], offered: bool = False) -> None:
-        for ev in journaled:
+        """A commit's events, once, in the order the commits were handed (notes.CommitOrder.through). Those offered to
+        the publisher from the writer thread (`on_durable`) are not announced to it again."""
+        if commit.announced or commit.journaled is None:
+            return
+        commit.announced = True
+        for ev in commit.journaled:
             for q in self._listeners:
                 if not q.offer(ev):
                     self._detach(q)
-        if journaled and not offered:
+        if commit.journaled and not self._offered:
             self._on_journaled()
 
     def _detach(self, q: Listener) -> None:

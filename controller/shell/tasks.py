@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
-from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.events import DomainEvent
 from controller.engine.inputs import Input, RaiseTilt
 from controller.store.failure import StorageError
 
@@ -48,7 +48,7 @@ class TaskSpec:
 class Table(Protocol):
     """What the supervisor needs of the service: journal an event, queue an input."""
 
-    def note(self, events: list[DomainEvent]) -> list[JournaledEvent]: ...
+    def note(self, events: list[DomainEvent]) -> object: ...
 
     def submit(self, inp: Input) -> None: ...
 

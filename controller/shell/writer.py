@@ -5,9 +5,9 @@ the service then steps and commits together in the next transaction (group commi
 the service awaits the commit before it takes the new state, tells anyone, or sends a device command, so
 nothing leaves the process before the journal holds the events that decided it (DESIGN.md, "journal first").
 
-Events the shell journals itself (`TableService.note`) go through the same journal lock; a note that lands
-while a step's commit is in flight is ordered after it, and that commit's events are announced first, so the
-listeners still see every event in seq order.
+Events the shell journals itself (`TableService.note`) are commits handed to this thread too, in the order they were
+made among the steps' commits, and announced in that order (controller/shell/notes.py), so the listeners still see
+every event in seq order and no note waits for the journal's lock on the loop.
 
 The moment a commit is durable in SQLite (its WAL synced, the anchor file written but not yet synced) the writer
 thread hands its events to `on_durable` on the loop (the publisher's `offer`, docs/mqtt.md "Latency"), and only then

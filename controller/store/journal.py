@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.store import hung_disk
 from controller.store import statements as sql
 from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
@@ -168,6 +169,7 @@ class Journal:
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
+                hung_disk.wait()  # tests only: a disk that hangs here (controller/store/hung_disk.py)
                 # The tail and the manifest's count re-read under the write lock, in one statement (below).
                 last = db.execute(sql.TAIL_AND_COMMITS, (self.table_id,)).fetchone()
                 if last is None:

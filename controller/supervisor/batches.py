@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 
+from controller.mqtt.contract import CommandReply
 from controller.supervisor.gate import Accepted, Rejected
+
+# How long a rejected command's reply waits for its `command.rejected` to be journaled (a note, committed on the
+# journal's writer thread: controller/shell/notes.py): about a hundred commits' worth on a busy disk. Past it, on a
+# journal whose disk hangs, the reply leaves without the seqs and the note lands in its turn once the disk answers.
+NOTE_REPLY_S = 2.0
 
 
 class RateLimit:
@@ -50,3 +57,20 @@ def runs(judged: list[Accepted | Rejected]) -> Iterator[list[Accepted | Rejected
         run.append(j)
     if run:
         yield run
+
+
+def rejection_replies(run: list[Rejected], seqs: list[int | None], table_id: str, ts: datetime) -> list[CommandReply]:
+    """Each rejection's reply, naming its `command.rejected` seq when it was journaled in time (None: not yet)."""
+    return [
+        CommandReply(
+            command_id=r.command_id,
+            table_id=table_id,
+            verb=r.verb,
+            outcome="rejected",
+            reason=r.reason,
+            code=r.code,
+            event_seqs=[] if seq is None else [seq],
+            ts=ts,
+        )
+        for r, seq in zip(run, seqs, strict=True)
+    ]

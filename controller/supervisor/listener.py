@@ -23,9 +23,10 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
 from controller.mqtt.connection import broker_fix, client_kwargs
 from controller.mqtt.contract import CommandReply, Topics
+from controller.mqtt.offloop import JournalThread
 from controller.store.journal import Journal
 from controller.supervisor import resend
-from controller.supervisor.batches import RateLimit, runs
+from controller.supervisor.batches import NOTE_REPLY_S, RateLimit, rejection_replies, runs
 from controller.supervisor.envelope import as_text
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
 from controller.supervisor.replay import ReplayStore, ReplayStoreError
@@ -51,7 +52,7 @@ class CommandTable(Protocol):
     closed: asyncio.Event
     closing: bool
 
-    def note(self, events: list[DomainEvent]) -> list[JournaledEvent]: ...
+    def note(self, events: list[DomainEvent]) -> asyncio.Future[list[JournaledEvent]]: ...
 
     async def submit_and_wait(self, inp: Input) -> list[JournaledEvent]: ...
 
@@ -87,6 +88,9 @@ class CommandListener:
         self._limit = RateLimit()
         self._log = structlog.get_logger("tablectl.commands", table_id=config.table_id)
         self._gate: CommandGate | None = None
+        # The replay store's commits (in the journal's file, behind SQLite's write lock that a journal commit holds) and
+        # the signatures' checks, off the loop: a hung disk holds this thread, not the loop (docs/journal.md).
+        self._checks = JournalThread(f"command-checks-{self.table_id}")
         # The steps of the accepted commands in hand, owed a reply even if the listener is stopped meanwhile.
         self._pending: list[tuple[Accepted, asyncio.Future[list[JournaledEvent]]]] = []
 
@@ -95,7 +99,8 @@ class CommandListener:
         config = self.service.config
         # Commands act on the restored state: the recovery step comes first in the journal, then `command.listening`.
         await self.service.ready.wait()
-        store = ReplayStore(self.service.journal.path, self.table_id)
+        path = self.service.journal.path
+        store = await self._checks.call(lambda: ReplayStore(path, self.table_id))
         self._gate = CommandGate(self.table_id, config.supervisors, config.commands, store)
         try:
             await self._connect_loop()
@@ -106,7 +111,12 @@ class CommandListener:
         finally:
             self.subscribed.clear()
             self._gate = None
-            store.close()
+            # On the checks' thread, behind a batch still there, and awaited: the journal's close, after the listener
+            # ended, is then the file's last and removes its -wal (a clean stop: the next start checks nothing).
+            closed = self._checks.post(store.close)
+            closed.add_done_callback(lambda f: f.cancelled() or f.exception())
+            self._checks.close()
+            await asyncio.wait((closed,))
 
     async def _connect_loop(self) -> None:
         backoff_min, backoff_max = self._backoff
@@ -198,9 +208,10 @@ class CommandListener:
         sending: list[asyncio.Task[None]] = []
         self._pending = []
         try:
-            for run in runs(self._judge_all(batch)):
+            judged = await self._checks.call(lambda: self._judge_all(batch))
+            for run in runs(judged):
                 if isinstance(run[0], Rejected):
-                    replies = self._rejected([r for r in run if isinstance(r, Rejected)])
+                    replies = await self._rejected([r for r in run if isinstance(r, Rejected)])
                 elif run[0].input is None:  # a verb the shell carries out (resend): one at a time, in order
                     replies = [await self._resend(client, a) for a in run if isinstance(a, Accepted)]
                 else:
@@ -257,13 +268,20 @@ class CommandListener:
                 "internal_error", f"the table could not check the command ({type(err).__name__}); see the table's log"
             )
 
-    def _rejected(self, run: list[Rejected]) -> list[CommandReply]:
+    async def _rejected(self, run: list[Rejected]) -> list[CommandReply]:
+        """The rejections journaled (a note, on the writer thread) and their replies, which wait for the note at most
+        NOTE_REPLY_S: on a journal that does not answer (a hung disk) the reply goes without its seqs, and the note is
+        journaled in its turn once the disk answers (controller/shell/notes.py)."""
         journaled: list[JournaledEvent] = []
-        try:
-            journaled = self.service.note([DomainEvent("command.rejected", None, r.payload()) for r in run])
-        except Exception:
-            self._log.exception("command rejections not journaled", rejections=len(run))
-        seqs = [e.seq for e in journaled] if len(journaled) == len(run) else [None] * len(run)
+        noted = self.service.note([DomainEvent("command.rejected", None, r.payload()) for r in run])
+        await asyncio.wait((noted,), timeout=NOTE_REPLY_S)
+        if not noted.done():
+            self._log.warning("command rejections not journaled yet: replied without their seqs", rejections=len(run))
+        elif noted.exception() is None:
+            journaled = noted.result()
+        else:
+            self._log.error("command rejections not journaled", rejections=len(run), error=str(noted.exception()))
+        seqs: list[int | None] = [e.seq for e in journaled] if len(journaled) == len(run) else [None] * len(run)
         for r in run:
             held = self._limit.allow()
             if held is not None:
@@ -276,19 +294,7 @@ class CommandListener:
                     key_id=r.key_id,
                     **({"not_logged_before": held} if held else {}),
                 )
-        return [
-            CommandReply(
-                command_id=r.command_id,
-                table_id=self.table_id,
-                verb=r.verb,
-                outcome="rejected",
-                reason=r.reason,
-                code=r.code,
-                event_seqs=[] if seq is None else [seq],
-                ts=self._clock(),
-            )
-            for r, seq in zip(run, seqs, strict=True)
-        ]
+        return rejection_replies(run, seqs, self.table_id, self._clock())
 
     async def _apply(self, run: list[Accepted]) -> list[CommandReply]:
         for a in run:
@@ -350,7 +356,8 @@ class CommandListener:
             return self._reply(a, "ignored", "the table is closing: ask again once it runs", [])
         cmd = a.command
         span = {"from_seq": args.from_seq, "to_seq": args.to_seq}
-        noted = self.service.note([resend.accepted(cmd, a.role, args)])
+        # Awaited without a bound: who asked is in the journal before any row goes out again.
+        noted = await self.service.note([resend.accepted(cmd, a.role, args)])
         seqs = [e.seq for e in noted]
         config = self.service.config
         try:

@@ -1,16 +1,20 @@
 """A real journal that notes the thread of each commit, and its lock held from another thread as a slow disk holds a
 commit in its fsync: the writer thread's tests use them (tests/journal/test_writer_thread.py), and so do the locks'
-(test_locks_before_commit.py). Shared here, so that neither test module imports the other."""
+(test_locks_before_commit.py); and a real daemon's hung disk (test_note_hung_disk.py). Shared here, so that no test
+module imports another."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.store import hung_disk
 from controller.store.journal import Journal
 from controller.store.records import Record
 
@@ -89,3 +93,23 @@ class ThrottledJournal(RecordingJournal):
                             self.written += f.write(b"\0" * 4096) or 0
                             self.release.wait(hold[2])
         return super().append(events, now, records)
+
+
+def hung_disk_env(fifo: Path) -> dict[str, str]:
+    """The environment of a `tablectl run` whose journal's disk `disk_hung(fifo)` can hang (a test-only hook,
+    controller/store/hung_disk.py: the lock of a journal in another process cannot be held from here)."""
+    return {**os.environ, hung_disk.ENV: str(fifo), "PYTHONUNBUFFERED": "1"}
+
+
+@contextmanager
+def disk_hung(fifo: Path) -> Iterator[None]:
+    """From now on every commit of the daemon started with hung_disk_env(fifo) blocks inside its transaction (SQLite's
+    write lock and the journal's lock held), as on a disk that does not answer, until the block ends."""
+    os.mkfifo(fifo)
+    try:
+        yield
+    finally:
+        # Opened for reading and writing, a FIFO never blocks, and the commit blocked opening it goes on.
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        os.unlink(fifo)
+        os.close(fd)

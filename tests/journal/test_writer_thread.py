@@ -8,6 +8,7 @@ holding the journal's lock from another thread, which is what a slow disk does t
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,8 @@ from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 from tests.journal.stalled_journal import RecordingJournal, disk_stalled
 from tests.stepping import stepping
+
+BOUND_S = 60.0  # a bound on failure only
 
 
 @pytest.fixture
@@ -98,13 +101,46 @@ async def test_a_note_during_a_commit_is_announced_after_that_commits_events(
         # The commit is durable but the loop has not yet resumed the step that awaits it: a note now (a supervisor
         # command rejected) is journaled after it, and must be announced after it too.
         assert in_flight.finished.wait(5)
-        journaled = svc.note([DomainEvent("command.rejected", None, {"why": "test"})])
+        noted = svc.note([DomainEvent("command.rejected", None, {"why": "test"})])
+    journaled = await noted
     await svc.submit_and_wait(fault(2))  # once this is journaled, the step before it has been announced
     seen = [listener.get_nowait() for _ in range(listener.qsize())]
     assert [e.seq for e in seen] == list(range(seen[0].seq, seen[0].seq + len(seen)))
     rejected = next(i for i, e in enumerate(seen) if e.type == "command.rejected")
     assert rejected > 0 and seen[rejected].seq == journaled[0].seq
     assert all(e.payload.get("detail") == "burst 1" for e in seen[:rejected] if e.type == "device.fault")
+
+
+async def test_a_note_behind_a_commit_that_does_not_return_leaves_the_loop_and_keeps_its_place(
+    service: tuple[TableService, RecordingJournal],
+) -> None:
+    """A note (a rejected command) made while a step's commit holds the journal's lock (a hung disk: the lock held from
+    another thread) is handed to the writer thread and returns at once; the loop goes on. Once the disk answers, it is
+    journaled after that step and before the next one, and heard in that order. Before, it appended on the loop and
+    waited there for the lock, i.e. for ever on a disk that hangs (here, until the bound on failure)."""
+    svc, journal = service
+    await svc.submit_and_wait(fault(0))
+    listener = svc.subscribe("test", "lossless")
+    submitted = commits_submitted(svc)
+    with disk_stalled(journal) as release:
+        bound = threading.Timer(BOUND_S, release.set)  # a bound on failure only: the old code waited for it
+        bound.start()
+        try:
+            svc.sink(fault(1))
+            await asyncio.wait_for(submitted.wait(), BOUND_S)  # the step's commit waits for the lock
+            noted = svc.note([DomainEvent("command.rejected", None, {"detail": "behind"})])
+            assert isinstance(noted, asyncio.Future) and not noted.done()
+            assert not release.is_set()  # the note returned while the disk still hung
+        finally:
+            bound.cancel()
+    journaled = await noted
+    await svc.submit_and_wait(fault(2))
+    seen = [listener.get_nowait() for _ in range(listener.qsize())]
+    assert [e.seq for e in seen] == list(range(seen[0].seq, seen[0].seq + len(seen)))
+    order = [str(e.payload.get("detail")) for e in seen if e.type in ("device.fault", "command.rejected")]
+    assert order == ["burst 1", "behind", "burst 2"], order
+    assert [e.seq for e in journaled] == [next(e.seq for e in seen if e.type == "command.rejected")]
+    assert all(name.startswith("journal-writer") for name, _details in journal.commits)
 
 
 def _fault_event(n: int) -> DomainEvent:
