@@ -36,6 +36,7 @@ import contextlib
 import gc
 import json
 import queue
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 import benchlib
+import latency_tail
 import paho.mqtt.client as paho
 from latency_people import ChildPeople, closer
 from paho.mqtt.enums import CallbackAPIVersion
@@ -56,12 +58,16 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
+from controller.mqtt.feed import EventFeed
 from controller.mqtt.publisher import EventPublisher
 from controller.people.demo import play, simulator_settings
 from controller.shell.logs import configure_logging
 from controller.shell.runner import build_devices, run_table
+from controller.shell import writer as writer_module
 from controller.shell.writer import JournalWriter
+from controller.store.critical import CriticalBook
 from controller.store.journal import Journal
+from controller.store.outbox import OutboxItem
 
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
@@ -98,13 +104,27 @@ def baseline(url: str, sub: benchlib.Subscriber, topic: str, count: int) -> list
 def stamped() -> Iterator[dict[str, Any]]:
     """seq -> CLOCK_MONOTONIC ns at which the step that produced the event returned; and each commit's duration."""
     seen: dict[str, Any] = {"step_ns": {}, "position": {}, "commit_ms": [], "pending": [], "committed_ns": {}}
-    seen.update(offered_ns={}, anchor_sync_ms=[], last=[])
+    seen.update(offered_ns={}, anchor_sync_ms=[], last=[], commit_of={}, commits=[], syncs=[], checkpoints=[])
+    seen["commit_sql_ns"] = [0]
     step, append, make_durable, offer = RoundEngine.step, Journal.append, Journal.make_durable, EventPublisher.offer
+    checkpoint, journal_init = Journal.checkpoint, Journal.__init__
+
+    def stamped_init(self: Journal, *args: Any, **kw: Any) -> None:
+        journal_init(self, *args, **kw)
+        if self._conn is not None:
+            self._conn = StampedConnection(self._conn, seen["commit_sql_ns"])  # type: ignore[assignment]
 
     def timed_make_durable(self: Journal) -> None:
-        start = time.perf_counter()
+        start, began = time.perf_counter(), time.monotonic_ns()
         make_durable(self)
         seen["anchor_sync_ms"].append((time.perf_counter() - start) * 1000)
+        seen["syncs"].append((began, time.monotonic_ns()))
+
+    def timed_checkpoint(self: Journal, defer: bool = False) -> None:
+        began = time.monotonic_ns()
+        checkpoint(self, defer)
+        if not defer:
+            seen["checkpoints"].append((began, time.monotonic_ns()))
 
     def timed_offer(self: EventPublisher, events: list[JournaledEvent]) -> None:
         # On the loop: the writer thread handed the durable events to the publisher (whichever sync came first).
@@ -139,6 +159,10 @@ def stamped() -> Iterator[dict[str, Any]]:
             # The commit's last step -> handed to the writer thread -> its append began (the thread's wake-up).
             handed = seen["submitted"][-1] if seen["submitted"] else began
             seen["to_writer"].append((stepped[-1][0], handed, began))
+            # Per commit, for the tail's stages (tail.py): handed, began, SQLite's COMMIT returned, the anchor written.
+            seen["commit_of"].update(dict.fromkeys((ev.seq for ev in out), len(seen["commits"])))
+            wal, sql_commit = seen["wal_ns"][0], seen["commit_sql_ns"][0]
+            seen["commits"].append((handed, began, sql_commit, wal, seen["committed_ns"][out[-1].seq]))
         return out
 
     with (
@@ -146,17 +170,36 @@ def stamped() -> Iterator[dict[str, Any]]:
         patch.object(Journal, "append", timed_append),
         patch.object(Journal, "make_durable", timed_make_durable),
         patch.object(EventPublisher, "offer", timed_offer),
+        patch.object(Journal, "checkpoint", timed_checkpoint),
+        patch.object(Journal, "__init__", stamped_init),
         wire_stamps(seen),
     ):
         yield seen
+
+
+class StampedConnection:
+    """The journal's connection, stamping when its COMMIT statement begins (the WAL's frames written and fsynced
+    from there); everything else passed through."""
+
+    def __init__(self, conn: sqlite3.Connection, began: list[int]) -> None:
+        self._conn, self._began = conn, began
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            self._began[0] = time.monotonic_ns()
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
 
 
 @contextlib.contextmanager
 def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
     """The stamps around the journal's commit and the publish: each hand-off to the writer thread, each event's
     PUBLISH written to the socket, each garbage collection."""
-    publish, submit = paho.Client.publish, JournalWriter.submit
-    seen.update(submitted=[], append_cpu_ms=[], to_writer=[])
+    publish, submit, after_commit = paho.Client.publish, JournalWriter.submit, CriticalBook.after_commit
+    next_rows = EventFeed.next_rows
+    seen.update(submitted=[], append_cpu_ms=[], to_writer=[], wal_ns=[0], taken_ns={}, arrived_ns={})
     seen["written"] = []  # (ns, body) once paho wrote an event's PUBLISH to the socket (controller.mqtt.batch)
     seen["gc"] = []  # (start ns, end ns, generation) of each collection while the table played
     gc_start: list[int] = [0]
@@ -164,6 +207,17 @@ def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
     def timed_submit(self: JournalWriter, *args: Any) -> Any:
         seen["submitted"].append(time.monotonic_ns())  # on the loop: the step's records built, the commit handed on
         return submit(self, *args)
+
+    def timed_after_commit(self: CriticalBook, ts: str, sync: bool = False) -> None:
+        seen["wal_ns"][0] = time.monotonic_ns()  # on the writer thread: SQLite's COMMIT (the WAL's fsync) returned
+        after_commit(self, ts, sync)
+
+    def timed_next_rows(self: EventFeed) -> list[OutboxItem]:
+        rows = next_rows(self)  # on the loop: the publisher's drain takes its next batch
+        now = time.monotonic_ns()
+        for row in rows:
+            seen["taken_ns"].setdefault(row.seq, now)
+        return rows
 
     def timed_publish(self: paho.Client, topic: str, payload: Any = None, *rest: Any, **kw: Any) -> Any:
         info = publish(self, topic, payload, *rest, **kw)
@@ -177,7 +231,12 @@ def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
         else:
             seen["gc"].append((gc_start[0], time.monotonic_ns(), info["generation"]))
 
-    with patch.object(paho.Client, "publish", timed_publish), patch.object(JournalWriter, "submit", timed_submit):
+    with (
+        patch.object(paho.Client, "publish", timed_publish),
+        patch.object(JournalWriter, "submit", timed_submit),
+        patch.object(CriticalBook, "after_commit", timed_after_commit),
+        patch.object(EventFeed, "next_rows", timed_next_rows),
+    ):
         gc.callbacks.append(timed_gc)
         try:
             yield
@@ -241,6 +300,11 @@ def options() -> argparse.Namespace:
         "measured loop, as in a table's daemon (--no-sims-process: in this process, on the controller's loop)",
     )
     ap.add_argument("--samples", type=Path, help="also write each event's stage stamps to this JSON file")
+    ap.add_argument(
+        "--switch-interval",
+        type=float,
+        help="the switch interval the journal's writer sets while it runs (seconds; default its SWITCH_INTERVAL_S)",
+    )
     return ap.parse_args()
 
 
@@ -266,6 +330,8 @@ def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float],
                     if topic == event_topic:
                         body = json.loads(payload)
                         received.setdefault(int(body["seq"]), ns)
+                        if (topic, payload) in sub.arrived:
+                            seen["arrived_ns"].setdefault(int(body["seq"]), sub.arrived[(topic, payload)])
         finally:
             sub.close()
     return base, seen, received
@@ -295,6 +361,16 @@ def stages(seen: dict[str, Any], stepped: dict[int, int], received: dict[int, in
         [(written[q] - offered[q]) / 1e6 for q in stepped if q in offered and q in written],
     )
     describe("  written -> subscriber (broker, subscriber)", [(received[q] - written[q]) / 1e6 for q in stepped])
+    arrived: dict[int, int] = seen["arrived_ns"]
+    if arrived:
+        describe(
+            "    written -> on the subscriber's socket (the broker)",
+            [(arrived[q] - written[q]) / 1e6 for q in stepped if q in arrived and q in written],
+        )
+        describe(
+            "    on its socket -> the subscriber has it (the subscriber)",
+            [(received[q] - arrived[q]) / 1e6 for q in stepped if q in arrived],
+        )
     collections: list[tuple[int, int, int]] = seen["gc"]
     if collections:
         pauses = [(end - start) / 1e6 for start, end, _ in collections]
@@ -342,6 +418,7 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         )
         describe(f"  {nth} event of its step", samples)
     p50, p99 = describe("engine step -> subscriber, every event", latency)
+    latency_tail.report(seen, received)
     verdict = "meets" if p99 <= TARGET_P99_MS else "misses"
     print(
         f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
@@ -362,6 +439,10 @@ def main() -> int:
     # As `tablectl run` does once its modules are loaded (controller.cli.main): what start-up made leaves the
     # collector's generations, so the collections while the table plays do not walk it.
     gc.freeze()
+    if args.switch_interval is not None:
+        writer_module.SWITCH_INTERVAL_S = args.switch_interval
+    interval = getattr(writer_module, "SWITCH_INTERVAL_S", sys.getswitchinterval())
+    print(f"switch interval while the table plays: {min(interval, sys.getswitchinterval()) * 1000:g} ms")
     base, seen, received = measure(config, args)
     report(args, base, seen, received)
     if args.samples is not None:
@@ -373,12 +454,18 @@ def dump(path: Path, seen: dict[str, Any], received: dict[int, int]) -> None:
     """--samples: each stepped event's stamps (CLOCK_MONOTONIC ns) and the collections, for a look at the tail."""
     written = {int(json.loads(body)["seq"]): ns for ns, body in seen["written"]}
     stamps = {"committed": seen["committed_ns"], "offered": seen["offered_ns"], "written": written}
+    stamps |= {"taken": seen["taken_ns"], "arrived": seen["arrived_ns"]}
     events = [
         {"seq": q, "position": seen["position"][q], "step": ns, "received": received[q]}
         | {name: at.get(q) for name, at in stamps.items()}
         for q, ns in seen["step_ns"].items()
     ]
-    path.write_text(json.dumps({"events": events, "gc": seen["gc"]}))
+    for event in events:
+        commit = seen["commit_of"].get(event["seq"])
+        if commit is not None:
+            event |= dict(zip(("handed", "began", "sql_commit", "wal"), seen["commits"][commit][:4], strict=True))
+    extra = {name: seen[name] for name in ("syncs", "checkpoints")}
+    path.write_text(json.dumps({"events": events, "gc": seen["gc"]} | extra))
 
 
 if __name__ == "__main__":
