@@ -69,7 +69,9 @@ def report(seen: dict[str, Any], received: dict[int, int]) -> None:
     total = {q: (at["received"] - at["step"]) / 1e6 for q, at in events.items()}
     p99 = benchlib.percentile(list(total.values()), 99)
     slow = [q for q, ms in total.items() if ms >= p99]
-    print(f"the slowest 1 % ({len(slow)} events at or above p99 {p99:.2f} ms), stage by stage (mean ms; every event's):")
+    print(
+        f"the slowest 1 % ({len(slow)} events at or above p99 {p99:.2f} ms), stage by stage (mean ms; every event's):"
+    )
     owners: dict[str, int] = {}
     for name, a, b in STAGES:
         tail = [(events[q][b] - events[q][a]) / 1e6 for q in slow]
@@ -81,8 +83,10 @@ def report(seen: dict[str, Any], received: dict[int, int]) -> None:
     for q in slow:
         longest = max(STAGES, key=lambda st: events[q][st[2]] - events[q][st[1]])[0]
         owners[longest] = owners.get(longest, 0) + 1
-    print("  the longest stage of each slow event: " + "; ".join(f"{n} {name}" for name, n in sorted(
-        owners.items(), key=lambda kv: -kv[1])))
+    print(
+        "  the longest stage of each slow event: "
+        + "; ".join(f"{n} {name}" for name, n in sorted(owners.items(), key=lambda kv: -kv[1]))
+    )
     syncs, checkpoints = seen["syncs"], seen["checkpoints"]
     gcs = [(a, b) for a, b, _ in seen["gc"]]
     waited_sync = sum(_overlaps(syncs, events[q]["handed"], events[q]["began"]) for q in slow)
