@@ -61,9 +61,9 @@ from controller.engine.state import TableState
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.publisher import EventPublisher
 from controller.people.demo import play, simulator_settings
+from controller.shell import writer as writer_module
 from controller.shell.logs import configure_logging
 from controller.shell.runner import build_devices, run_table
-from controller.shell import writer as writer_module
 from controller.shell.writer import JournalWriter
 from controller.store.critical import CriticalBook
 from controller.store.journal import Journal
