@@ -65,6 +65,7 @@ from controller.shell import writer as writer_module
 from controller.shell.logs import configure_logging
 from controller.shell.runner import build_devices, run_table
 from controller.shell.writer import JournalWriter
+from controller.store import wal
 from controller.store.critical import CriticalBook
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
@@ -301,6 +302,11 @@ def options() -> argparse.Namespace:
     )
     ap.add_argument("--samples", type=Path, help="also write each event's stage stamps to this JSON file")
     ap.add_argument(
+        "--no-wal-restart",
+        action="store_true",
+        help="leave the WAL's restart to the first commit after each checkpoint, as before (to compare)",
+    )
+    ap.add_argument(
         "--switch-interval",
         type=float,
         help="the switch interval the journal's writer sets while it runs (seconds; default its SWITCH_INTERVAL_S)",
@@ -419,6 +425,7 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         describe(f"  {nth} event of its step", samples)
     p50, p99 = describe("engine step -> subscriber, every event", latency)
     latency_tail.report(seen, received)
+    latency_tail.after_checkpoints(seen)
     verdict = "meets" if p99 <= TARGET_P99_MS else "misses"
     print(
         f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
@@ -443,7 +450,10 @@ def main() -> int:
         writer_module.SWITCH_INTERVAL_S = args.switch_interval
     interval = getattr(writer_module, "SWITCH_INTERVAL_S", sys.getswitchinterval())
     print(f"switch interval while the table plays: {min(interval, sys.getswitchinterval()) * 1000:g} ms")
-    base, seen, received = measure(config, args)
+    with contextlib.ExitStack() as undo:
+        if args.no_wal_restart:
+            undo.enter_context(patch.object(wal, "restart", lambda db: None))
+        base, seen, received = measure(config, args)
     report(args, base, seen, received)
     if args.samples is not None:
         dump(args.samples, seen, received)

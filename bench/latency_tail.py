@@ -98,3 +98,38 @@ def report(seen: dict[str, Any], received: dict[int, int]) -> None:
         f"a collection on the way {collected}; their own anchor's fdatasync beside their publish {beside}; "
         f"positions in the step {sorted(seen['position'][q] + 1 for q in slow)}"
     )
+
+
+def after_checkpoints(seen: dict[str, Any]) -> None:
+    """SQLite's COMMIT of the first step commit after each idle checkpoint against the others', in the same run: the
+    WAL's restart (a header written and synced before the frames) fell to that commit until the checkpoint did it
+    itself (controller.store.wal; `--no-wal-restart` puts it back on the commit, to compare)."""
+    checkpoints = sorted(end for _, end in seen["checkpoints"])
+    if not checkpoints:
+        print("  (no WAL checkpoint while the table played)")
+        return
+    first: list[float] = []
+    rest: list[float] = []
+    last_began = 0
+    for _, began, sql_commit, wal, _ in seen["commits"]:
+        after = any(last_began < end <= began for end in checkpoints)
+        (first if after else rest).append((wal - sql_commit) / 1e6)
+        last_began = began
+    spans = seen["checkpoints"]
+    held = [
+        (min(end, began) - handed) / 1e6
+        for handed, began, *_ in seen["commits"]
+        for start, end in spans
+        if start < began and end > handed
+    ]
+    took = [(end - start) / 1e6 for start, end in spans]
+    print(
+        f"  the {len(spans)} idle checkpoints: p50 {statistics.median(took):.2f} ms, max {max(took):.2f} ms; step commits "
+        f"handed while one ran {len(held)}" + (f", waiting up to {max(held):.2f} ms for it" if held else "")
+    )
+    if first and rest:
+        print(
+            f"  SQLite's COMMIT, the first step commit after each of {len(first)} checkpoints: p50 "
+            f"{statistics.median(first):.2f} ms, mean {statistics.fmean(first):.2f} ms; the other {len(rest)}: p50 "
+            f"{statistics.median(rest):.2f} ms, mean {statistics.fmean(rest):.2f} ms"
+        )
