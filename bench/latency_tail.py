@@ -124,8 +124,8 @@ def after_checkpoints(seen: dict[str, Any]) -> None:
     ]
     took = [(end - start) / 1e6 for start, end in spans]
     print(
-        f"  the {len(spans)} idle checkpoints: p50 {statistics.median(took):.2f} ms, max {max(took):.2f} ms; step commits "
-        f"handed while one ran {len(held)}" + (f", waiting up to {max(held):.2f} ms for it" if held else "")
+        f"  the {len(spans)} idle checkpoints: p50 {statistics.median(took):.2f} ms, max {max(took):.2f} ms; step "
+        f"commits handed while one ran {len(held)}" + (f", waiting up to {max(held):.2f} ms for it" if held else "")
     )
     if first and rest:
         print(
