@@ -169,9 +169,9 @@ def journal_stamps(seen: dict[str, Any]) -> Iterator[None]:
         seen["anchor_sync_ms"].append((time.perf_counter() - start) * 1000)
         seen["syncs"].append((began, time.monotonic_ns()))
 
-    def timed_checkpoint(self: Journal, defer: bool = False) -> None:
+    def timed_checkpoint(self: Journal, defer: bool = False, **kw: Any) -> None:
         began = time.monotonic_ns()
-        checkpoint(self, defer)
+        checkpoint(self, defer, **kw)
         if not defer:
             seen["checkpoints"].append((began, time.monotonic_ns()))
 

@@ -317,12 +317,12 @@ class Journal:
         return int(row[0] or 0)
 
     @_serialised
-    def checkpoint(self, defer: bool = False) -> None:
+    def checkpoint(self, defer: bool = False, idle: Callable[[], bool] = lambda: True) -> None:
         """A PASSIVE checkpoint (it waits for no reader; crash-safe, changes nothing the journal holds), or with
         `defer` none now and, from now on, the commits' own only past DEFERRED_CHECKPOINT_PAGES: the writer thread
         checkpoints between commits instead (controller/shell/writer.py)."""
         try:  # with the WAL's restart, not left to the next commit (controller.store.wal)
-            wal.checkpoint(self._db, DEFERRED_CHECKPOINT_PAGES if defer else None)
+            wal.checkpoint(self._db, DEFERRED_CHECKPOINT_PAGES if defer else None, idle)
         except sqlite3.DatabaseError as err:
             raise storage_error(err, self.path, "checkpointing the journal's WAL") from err
 

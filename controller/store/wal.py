@@ -15,19 +15,21 @@ commits (the manifest does not count it: controller.store.manifest).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from controller.store.rows import rollback_open
 
 
-def checkpoint(db: sqlite3.Connection, defer_pages: int | None = None) -> None:
-    """A PASSIVE checkpoint, then the WAL's restart when it moved every frame; with `defer_pages`, none now and the
-    commits' own only past that many pages (Journal.checkpoint)."""
+def checkpoint(db: sqlite3.Connection, defer_pages: int | None = None, idle: Callable[[], bool] = lambda: True) -> None:
+    """A PASSIVE checkpoint, then the WAL's restart when it moved every frame and `idle()` says no commit waits for
+    this thread meanwhile (else that commit restarts it, as before: the restart's two syncs are not added to its
+    wait); with `defer_pages`, none now and the commits' own only past that many pages (Journal.checkpoint)."""
     if defer_pages is not None:
         db.execute(f"PRAGMA wal_autocheckpoint={defer_pages}").fetchone()
         return
     busy, logged, moved = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     # A reader still on older frames (`tablectl journal` on the file) keeps the WAL from restarting: nothing to do.
-    if busy == 0 and logged > 0 and moved == logged:
+    if busy == 0 and logged > 0 and moved == logged and idle():
         restart(db)
 
 

@@ -80,3 +80,17 @@ def test_a_reader_on_older_frames_leaves_the_restart_to_the_commits(tmp_path: Pa
         reader.close()
     assert [e.seq for e in journal.events()] == list(range(1, 8))
     journal.close()
+
+
+def test_a_commit_waiting_meanwhile_is_left_the_restart(tmp_path: Path) -> None:
+    """The writer thread restarts the WAL only while no commit waits for it (JournalWriter passes its queue's
+    `empty`): a waiting commit is not held for the restart's two syncs, and restarts the WAL itself as before."""
+    path = tmp_path / "j.sqlite"
+    journal = filled(path, 4)
+    before = wal_header(path)
+    journal.checkpoint(idle=lambda: False)
+    assert wal_header(path) == before
+    journal.append([ev(4)], T0, [Record("engine", b"state 4")])
+    assert wal_header(path)[0] == before[0] + 1
+    assert [e.seq for e in journal.events()] == list(range(1, 6))
+    journal.close()
