@@ -23,6 +23,7 @@ from controller.engine.state import TableState
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.writer import JournalWriter
+from controller.store import wal
 from controller.store.critical import CriticalBook
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
@@ -175,7 +176,16 @@ def journal_stamps(seen: dict[str, Any]) -> Iterator[None]:
         if not defer:
             seen["checkpoints"].append((began, time.monotonic_ns()))
 
+    restart = wal.restart
+
+    def timed_restart(db: sqlite3.Connection) -> None:
+        began = time.monotonic_ns()
+        restart(db)
+        seen["restarts"].append((began, time.monotonic_ns()))
+
+    seen["restarts"] = []
     with (
+        patch.object(wal, "restart", timed_restart),
         patch.object(Journal, "make_durable", timed_make_durable),
         patch.object(Journal, "checkpoint", timed_checkpoint),
         patch.object(Journal, "__init__", stamped_init),

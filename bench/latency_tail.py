@@ -123,6 +123,11 @@ def after_checkpoints(seen: dict[str, Any]) -> None:
         if start < began and end > handed
     ]
     took = [(end - start) / 1e6 for start, end in spans]
+    restarts = [(end - start) / 1e6 for start, end in seen.get("restarts", [])]
+    print(
+        f"  the WAL restarted by {len(restarts)} of them"
+        + (f", p50 {statistics.median(restarts):.2f} ms, max {max(restarts):.2f} ms" if restarts else "")
+    )
     print(
         f"  the {len(spans)} idle checkpoints: p50 {statistics.median(took):.2f} ms, max {max(took):.2f} ms; step "
         f"commits handed while one ran {len(held)}" + (f", waiting up to {max(held):.2f} ms for it" if held else "")
