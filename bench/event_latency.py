@@ -58,7 +58,6 @@ from paho.mqtt.enums import CallbackAPIVersion
 from controller.config.table import TableConfig
 from controller.core.events import JournaledEvent
 from controller.people.demo import play, simulator_settings
-from controller.shell import writer as writer_module
 from controller.shell.logs import configure_logging
 from controller.shell.runner import build_devices, run_table
 from controller.store import wal
@@ -158,7 +157,7 @@ def options() -> argparse.Namespace:
     ap.add_argument(
         "--switch-interval",
         type=float,
-        help="the switch interval the journal's writer sets while it runs (seconds; default its SWITCH_INTERVAL_S)",
+        help="sys.setswitchinterval for the measured process while the table plays (seconds; Python's default 0.005)",
     )
     return ap.parse_args()
 
@@ -302,9 +301,8 @@ def main() -> int:
     # collector's generations, so the collections while the table plays do not walk it.
     gc.freeze()
     if args.switch_interval is not None:
-        writer_module.SWITCH_INTERVAL_S = args.switch_interval
-    interval = getattr(writer_module, "SWITCH_INTERVAL_S", sys.getswitchinterval())
-    print(f"switch interval while the table plays: {min(interval, sys.getswitchinterval()) * 1000:g} ms")
+        sys.setswitchinterval(args.switch_interval)
+    print(f"switch interval while the table plays: {sys.getswitchinterval() * 1000:g} ms")
     with contextlib.ExitStack() as undo:
         if args.no_wal_restart:
             checkpoint = wal.checkpoint  # as if a commit always waited: the next commit restarts the WAL, as before

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import queue
-import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -72,14 +71,6 @@ CHECKPOINT_LATEST = CHECKPOINT_EVERY + CHECKPOINT_EVERY // 4
 # for longer) is taken for hung by a stop that lands on it: the stop exits 3, the commit lands or not, as in a crash.
 HUNG_COMMIT_S = 5.0
 
-# The interpreter's switch interval while the writer thread runs beside the loop (sys.setswitchinterval, 5 ms by
-# default). A thread that wants the GIL waits that long before it asks the holder to let go, and each time the holder
-# lets go for a system call and takes it back first the wait starts over: the writer thread back from SQLite's fsync,
-# or just handed a commit, waited up to 5 ms and more behind a loop publishing the last commit's events and reading
-# the devices, before the next step's events could be committed (issue 19, docs/performance-history.md). The loop's
-# own turns are short and the writer's Python is ~55 us a commit, so the shorter slice costs a switch now and then.
-SWITCH_INTERVAL_S = 0.0005
-
 log = structlog.get_logger(__name__)
 
 
@@ -112,9 +103,6 @@ class JournalWriter:
 
     def _started(self) -> None:
         if self._thread is None:
-            # Put back when the writer goes (collected, or the interpreter exits), as the thread is stopped.
-            weakref.finalize(self, sys.setswitchinterval, sys.getswitchinterval())
-            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
             # A daemon thread, stopped and joined when the writer is closed, collected or the interpreter exits
             # (weakref.finalize runs at exit before daemon threads are dropped), so a commit is never cut short.
             self._thread = threading.Thread(target=_serve, args=(self._work,), name="journal-writer", daemon=True)
