@@ -4,11 +4,11 @@ A checkpoint that moved every frame into the database file lets the next write t
 beginning again, and with `synchronous=FULL` SQLite syncs the new WAL header on its own before it writes that
 transaction's frames and syncs them: the first commit after each checkpoint paid two fdatasyncs instead of one (strace
 of Journal.append; bench/event_latency.py). The writer thread checkpoints between commits every CHECKPOINT_EVERY (64)
-commits (controller/shell/writer.py), so one commit in 64 carried a step's events a second sync late: about 1.6 % of
-the commits, near the p99 issue 19 measures. Here the restart is done at once, in the checkpoint's own idle moment
-(only while no commit waits: one that arrives during it waits for its two syncs; docs/performance-history.md, the
-lat26 part, weighs the two), by a transaction that writes the database header's user_version back unchanged (page 1 into the new WAL); the
-next step's commit then syncs its own frames once. Nothing is weakened: that transaction is as durable as any
+commits (controller/shell/writer.py), so one commit in 64 carried a step's events a second sync late: about 1.6 % of the
+commits, near the p99 issue 19 measures. Here the restart is done at once, in the checkpoint's own idle moment (only
+while no commit waits: one that arrives during it waits for its two syncs; docs/performance-history.md, the lat26 part,
+weighs the two), by a transaction that writes the database header's user_version back unchanged (page 1 into the new
+WAL); the next step's commit then syncs its own frames once. Nothing is weakened: that transaction is as durable as any
 (`synchronous=FULL`, DESIGN.md "Persistence, recovery, integrity"), changes no row, and is not one of the journal's
 commits (the manifest does not count it: controller.store.manifest).
 """
