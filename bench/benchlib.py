@@ -252,7 +252,8 @@ def mosquitto(extra: str = "") -> Iterator[str]:
 
 class Subscriber:
     """The subscriber process (bench/subscriber.py), read by a thread: `.lines` gets (monotonic ns, topic,
-    payload) for every message, in arrival order."""
+    payload) for every message, in arrival order; `.arrived` (topic, payload) -> the kernel's monotonic ns of the
+    packet's arrival on the subscriber's socket (bench/subscriber.py), when the kernel stamped it."""
 
     def __init__(self, url: str, topics: Sequence[str]) -> None:
         host, port = url.removeprefix("mqtt://").rsplit(":", 1)
@@ -264,6 +265,7 @@ class Subscriber:
             bufsize=1,
         )
         self.lines: queue.Queue[tuple[int, str, str]] = queue.Queue()
+        self.arrived: dict[tuple[str, str], int] = {}
         ready = threading.Event()
 
         def pump() -> None:
@@ -272,7 +274,9 @@ class Subscriber:
                 if line.startswith("ready"):
                     ready.set()
                     continue
-                ns, topic, payload = line.rstrip("\n").split(" ", 2)
+                ns, arrived, topic, payload = line.rstrip("\n").split(" ", 3)
+                if int(arrived):
+                    self.arrived[(topic, payload)] = int(arrived)
                 self.lines.put((int(ns), topic, payload))
 
         threading.Thread(target=pump, daemon=True).start()

@@ -7,7 +7,10 @@ step's events are committed to the SQLite journal (WAL, synchronous=FULL: an fsy
 the publisher is woken, publishes each event at QoS 1 in seq order (marking each published once its PUBACK is in)
 and mosquitto forwards it. Events the shell journals without an engine step (device status) are left out. Each
 stage is printed too (step -> committed -> offered to the publisher -> written to the socket -> received), the first
-events of a step apart from the later ones, and the garbage collections while the table played.
+events of a step apart from the later ones, and the garbage collections while the table played; then the slowest 1 %
+of events stage by stage (bench/latency_tail.py: the writer thread's wake-up, SQLite's statements and its COMMIT, the
+loop's wake-up, the publisher's turn, the broker apart from the subscriber by the kernel's arrival stamp on the
+subscriber's socket) and the step commits right after each WAL checkpoint against the others.
 
 Where the simulated devices and people run. By default (--sims-process) they run in a child process
 (bench/latency_people.py): the people follow the events over MQTT, as anyone on the floor can, and act on simulators
@@ -25,7 +28,7 @@ subscriber process: the floor any event's trip has to stand on. The ratios say h
 (journal commit, outbox, aiomqtt) adds.
 
     .venv/bin/python bench/event_latency.py [--rounds 20] [--pace 0.02] [--seed 1] [--journal-dir DIR]
-        [--no-sims-process] [--samples FILE]
+        [--no-sims-process] [--samples FILE] [--no-wal-restart] [--switch-interval S]
 """
 
 from __future__ import annotations
@@ -41,27 +44,23 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 import benchlib
+import latency_tail
 import paho.mqtt.client as paho
 from latency_people import ChildPeople, closer
+from latency_stamps import stamped
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.table import TableConfig
-from controller.core.events import DomainEvent, JournaledEvent
-from controller.core.settlement import ChapterRules
-from controller.engine.round import RoundEngine
-from controller.engine.state import TableState
-from controller.mqtt.publisher import EventPublisher
+from controller.core.events import JournaledEvent
 from controller.people.demo import play, simulator_settings
 from controller.shell.logs import configure_logging
 from controller.shell.runner import build_devices, run_table
-from controller.shell.writer import JournalWriter
-from controller.store.journal import Journal
+from controller.store import wal
 
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
@@ -92,97 +91,6 @@ def baseline(url: str, sub: benchlib.Subscriber, topic: str, count: int) -> list
         client.disconnect()
         client.loop_stop()
     return samples
-
-
-@contextlib.contextmanager
-def stamped() -> Iterator[dict[str, Any]]:
-    """seq -> CLOCK_MONOTONIC ns at which the step that produced the event returned; and each commit's duration."""
-    seen: dict[str, Any] = {"step_ns": {}, "position": {}, "commit_ms": [], "pending": [], "committed_ns": {}}
-    seen.update(offered_ns={}, anchor_sync_ms=[], last=[])
-    step, append, make_durable, offer = RoundEngine.step, Journal.append, Journal.make_durable, EventPublisher.offer
-
-    def timed_make_durable(self: Journal) -> None:
-        start = time.perf_counter()
-        make_durable(self)
-        seen["anchor_sync_ms"].append((time.perf_counter() - start) * 1000)
-
-    def timed_offer(self: EventPublisher, events: list[JournaledEvent]) -> None:
-        # On the loop: the writer thread handed the durable events to the publisher (whichever sync came first).
-        seen["offered_ns"].update(dict.fromkeys((ev.seq for ev in events), time.monotonic_ns()))
-        offer(self, events)
-
-    def timed_step(self: RoundEngine[ChapterRules], state: TableState, inp: Any) -> Any:
-        result = step(self, state, inp)
-        count = sum(isinstance(e, DomainEvent) for e in result[1])
-        seen["pending"].append((time.monotonic_ns(), count))
-        return result
-
-    def timed_append(self: Journal, events: Any, now: Any, *rest: Any, **kw: Any) -> list[JournaledEvent]:
-        start, began, cpu = time.perf_counter(), time.monotonic_ns(), time.thread_time()
-        out = append(self, events, now, *rest, **kw)
-        seen["append_cpu_ms"].append((time.thread_time() - cpu) * 1000)
-        # Committed: the WAL synced (synchronous=FULL) and the anchor file written, not yet synced.
-        seen["committed_ns"].update(dict.fromkeys((ev.seq for ev in out), time.monotonic_ns()))
-        stepped, seen["pending"] = seen["pending"], []
-        seen["last"] = [ev.seq for ev in out]
-        if stepped:  # an engine step's events, not the shell's own (TableService.note)
-            seen["commit_ms"].append((time.perf_counter() - start) * 1000)
-            # A group commit holds several steps' events: each is timed from its own step and numbered within it.
-            # Should the counts not add up (a step refused outside the engine), every event is timed from the first.
-            counts = [n for _, n in stepped] if sum(n for _, n in stepped) == len(out) else [len(out)]
-            at = 0
-            for (ns, _), n in zip(stepped, counts, strict=False):
-                for i, ev in enumerate(out[at : at + n]):
-                    seen["step_ns"][ev.seq] = ns
-                    seen["position"][ev.seq] = i
-                at += n
-            # The commit's last step -> handed to the writer thread -> its append began (the thread's wake-up).
-            handed = seen["submitted"][-1] if seen["submitted"] else began
-            seen["to_writer"].append((stepped[-1][0], handed, began))
-        return out
-
-    with (
-        patch.object(RoundEngine, "step", timed_step),
-        patch.object(Journal, "append", timed_append),
-        patch.object(Journal, "make_durable", timed_make_durable),
-        patch.object(EventPublisher, "offer", timed_offer),
-        wire_stamps(seen),
-    ):
-        yield seen
-
-
-@contextlib.contextmanager
-def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
-    """The stamps around the journal's commit and the publish: each hand-off to the writer thread, each event's
-    PUBLISH written to the socket, each garbage collection."""
-    publish, submit = paho.Client.publish, JournalWriter.submit
-    seen.update(submitted=[], append_cpu_ms=[], to_writer=[])
-    seen["written"] = []  # (ns, body) once paho wrote an event's PUBLISH to the socket (controller.mqtt.batch)
-    seen["gc"] = []  # (start ns, end ns, generation) of each collection while the table played
-    gc_start: list[int] = [0]
-
-    def timed_submit(self: JournalWriter, *args: Any) -> Any:
-        seen["submitted"].append(time.monotonic_ns())  # on the loop: the step's records built, the commit handed on
-        return submit(self, *args)
-
-    def timed_publish(self: paho.Client, topic: str, payload: Any = None, *rest: Any, **kw: Any) -> Any:
-        info = publish(self, topic, payload, *rest, **kw)
-        if topic.endswith("/event"):
-            seen["written"].append((time.monotonic_ns(), payload))
-        return info
-
-    def timed_gc(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            gc_start[0] = time.monotonic_ns()
-        else:
-            seen["gc"].append((gc_start[0], time.monotonic_ns(), info["generation"]))
-
-    with patch.object(paho.Client, "publish", timed_publish), patch.object(JournalWriter, "submit", timed_submit):
-        gc.callbacks.append(timed_gc)
-        try:
-            yield
-        finally:
-            gc.callbacks.remove(timed_gc)
 
 
 async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
@@ -241,6 +149,16 @@ def options() -> argparse.Namespace:
         "measured loop, as in a table's daemon (--no-sims-process: in this process, on the controller's loop)",
     )
     ap.add_argument("--samples", type=Path, help="also write each event's stage stamps to this JSON file")
+    ap.add_argument(
+        "--no-wal-restart",
+        action="store_true",
+        help="leave the WAL's restart to the first commit after each checkpoint, as before (to compare)",
+    )
+    ap.add_argument(
+        "--switch-interval",
+        type=float,
+        help="sys.setswitchinterval for the measured process while the table plays (seconds; Python's default 0.005)",
+    )
     return ap.parse_args()
 
 
@@ -266,6 +184,8 @@ def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float],
                     if topic == event_topic:
                         body = json.loads(payload)
                         received.setdefault(int(body["seq"]), ns)
+                        if (topic, payload) in sub.arrived:
+                            seen["arrived_ns"].setdefault(int(body["seq"]), sub.arrived[(topic, payload)])
         finally:
             sub.close()
     return base, seen, received
@@ -295,6 +215,16 @@ def stages(seen: dict[str, Any], stepped: dict[int, int], received: dict[int, in
         [(written[q] - offered[q]) / 1e6 for q in stepped if q in offered and q in written],
     )
     describe("  written -> subscriber (broker, subscriber)", [(received[q] - written[q]) / 1e6 for q in stepped])
+    arrived: dict[int, int] = seen["arrived_ns"]
+    if arrived:
+        describe(
+            "    written -> on the subscriber's socket (the broker)",
+            [(arrived[q] - written[q]) / 1e6 for q in stepped if q in arrived and q in written],
+        )
+        describe(
+            "    on its socket -> the subscriber has it (the subscriber)",
+            [(received[q] - arrived[q]) / 1e6 for q in stepped if q in arrived],
+        )
     collections: list[tuple[int, int, int]] = seen["gc"]
     if collections:
         pauses = [(end - start) / 1e6 for start, end, _ in collections]
@@ -342,6 +272,14 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         )
         describe(f"  {nth} event of its step", samples)
     p50, p99 = describe("engine step -> subscriber, every event", latency)
+    arrived: dict[int, int] = seen["arrived_ns"]
+    if arrived:  # the same way, but to the kernel's stamp on the subscriber's socket (bench/subscriber.py)
+        describe(
+            "engine step -> on the subscriber's socket (its own reading left out), every event",
+            [(arrived[q] - ns) / 1e6 for q, ns in stepped.items() if q in arrived],
+        )
+    latency_tail.report(seen, received)
+    latency_tail.after_checkpoints(seen)
     verdict = "meets" if p99 <= TARGET_P99_MS else "misses"
     print(
         f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
@@ -362,7 +300,15 @@ def main() -> int:
     # As `tablectl run` does once its modules are loaded (controller.cli.main): what start-up made leaves the
     # collector's generations, so the collections while the table plays do not walk it.
     gc.freeze()
-    base, seen, received = measure(config, args)
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
+    print(f"switch interval while the table plays: {sys.getswitchinterval() * 1000:g} ms")
+    with contextlib.ExitStack() as undo:
+        if args.no_wal_restart:
+            checkpoint = wal.checkpoint  # as if a commit always waited: the next commit restarts the WAL, as before
+            never = lambda db, pages=None, idle=None: checkpoint(db, pages, lambda: False)  # noqa: E731
+            undo.enter_context(patch.object(wal, "checkpoint", never))
+        base, seen, received = measure(config, args)
     report(args, base, seen, received)
     if args.samples is not None:
         dump(args.samples, seen, received)
@@ -373,12 +319,18 @@ def dump(path: Path, seen: dict[str, Any], received: dict[int, int]) -> None:
     """--samples: each stepped event's stamps (CLOCK_MONOTONIC ns) and the collections, for a look at the tail."""
     written = {int(json.loads(body)["seq"]): ns for ns, body in seen["written"]}
     stamps = {"committed": seen["committed_ns"], "offered": seen["offered_ns"], "written": written}
+    stamps |= {"taken": seen["taken_ns"], "arrived": seen["arrived_ns"]}
     events = [
         {"seq": q, "position": seen["position"][q], "step": ns, "received": received[q]}
         | {name: at.get(q) for name, at in stamps.items()}
         for q, ns in seen["step_ns"].items()
     ]
-    path.write_text(json.dumps({"events": events, "gc": seen["gc"]}))
+    for event in events:
+        commit = seen["commit_of"].get(event["seq"])
+        if commit is not None:
+            event |= dict(zip(("handed", "began", "sql_commit", "wal"), seen["commits"][commit][:4], strict=True))
+    extra = {name: seen[name] for name in ("syncs", "checkpoints")}
+    path.write_text(json.dumps({"events": events, "gc": seen["gc"]} | extra))
 
 
 if __name__ == "__main__":

@@ -187,8 +187,8 @@ class JournalWriter:
         if self._commits < CHECKPOINT_EVERY or (self._commits < CHECKPOINT_LATEST and not self._work.empty()):
             return
         self._commits = 0
-        try:
-            self._journal.checkpoint()
+        try:  # the WAL's restart with it only while no commit waits (controller.store.wal)
+            self._journal.checkpoint(idle=self._work.empty)
         except Exception as err:
             log.warning("journal checkpoint failed; the next commits checkpoint themselves", error=str(err))
 

@@ -34,6 +34,7 @@ import structlog
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.store import hung_disk
 from controller.store import statements as sql
+from controller.store import wal
 from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
 from controller.store.critical import CriticalBook
@@ -315,13 +316,12 @@ class Journal:
         return int(row[0] or 0)
 
     @_serialised
-    def checkpoint(self, defer: bool = False) -> None:
+    def checkpoint(self, defer: bool = False, idle: Callable[[], bool] = lambda: True) -> None:
         """A PASSIVE checkpoint (it waits for no reader; crash-safe, changes nothing the journal holds), or with
         `defer` none now and, from now on, the commits' own only past DEFERRED_CHECKPOINT_PAGES: the writer thread
         checkpoints between commits instead (controller/shell/writer.py)."""
-        pragma = f"wal_autocheckpoint={DEFERRED_CHECKPOINT_PAGES}" if defer else "wal_checkpoint(PASSIVE)"
-        try:
-            self._db.execute(f"PRAGMA {pragma}").fetchone()
+        try:  # with the WAL's restart, not left to the next commit (controller.store.wal)
+            wal.checkpoint(self._db, DEFERRED_CHECKPOINT_PAGES if defer else None, idle)
         except sqlite3.DatabaseError as err:
             raise storage_error(err, self.path, "checkpointing the journal's WAL") from err
 
