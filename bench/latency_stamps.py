@@ -121,8 +121,8 @@ def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
         seen["wal_ns"][0] = time.monotonic_ns()  # on the writer thread: SQLite's COMMIT (the WAL's fsync) returned
         after_commit(self, ts, sync)
 
-    def timed_next_rows(self: EventFeed) -> list[OutboxItem]:
-        rows = next_rows(self)  # on the loop: the publisher's drain takes its next batch
+    async def timed_next_rows(self: EventFeed) -> list[OutboxItem]:
+        rows = await next_rows(self)  # on the loop: the publisher's drain takes its next batch (the outbox off it)
         now = time.monotonic_ns()
         for row in rows:
             seen["taken_ns"].setdefault(row.seq, now)

@@ -32,9 +32,8 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
-from controller.store import hung_disk
+from controller.store import hung_disk, wal
 from controller.store import statements as sql
-from controller.store import wal
 from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
 from controller.store.critical import CriticalBook
