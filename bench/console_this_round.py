@@ -30,7 +30,15 @@ from benchlib import machine, progress
 from floor_report import DAY, START, generate, spill
 
 from floor.config import DatabaseSection
-from floor.console.loading import CLOSE_ASKED, CLOSE_DONE, LAST_LINES, THIS_ROUND, journal_start, load_round_in_play
+from floor.console.loading import (
+    CLOSE_ASKED,
+    CLOSE_DONE,
+    LAST_LINES,
+    THIS_ROUND,
+    journal_start,
+    last_lines,
+    load_round_in_play,
+)
 from floor.console.table_extra import LOG_LINES
 from floor.console.views import FloorView
 from floor.db import connect
@@ -103,13 +111,16 @@ def timed(dsn: str, live: TableLive, runs: int) -> tuple[list[float], list[float
     lines: list[float] = []
     read: list[float] = []
     with connect(DatabaseSection(dsn=dsn)) as conn:
+        # Each statement its own transaction, so the read now's SET LOCAL (no parallel workers) ends with it and the
+        # baseline is planned as main planned it.
+        conn.autocommit = True
         for _ in range(runs):
             t0 = time.perf_counter()
             before = conn.execute(BEFORE, {"t": TABLE}).fetchall()
             base.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             start = journal_start(conn, live)
-            now = conn.execute(LAST_LINES, {"t": TABLE, "start": start, "n": LOG_LINES}).fetchall()
+            now = last_lines(conn, TABLE, start)
             lines.append(time.perf_counter() - t0)
             if now != before:
                 raise SystemExit("the read through event_keys found other lines than the read it replaces")
@@ -125,7 +136,11 @@ def timed(dsn: str, live: TableLive, runs: int) -> tuple[list[float], list[float
             ("the last lines now", LAST_LINES, {"t": TABLE, "start": start, "n": LOG_LINES}),
         ):
             print(f"the read of {label}: its plan")
-            for (line,) in conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {lines_sql}".encode(), lines_args).fetchall():
+            with conn.transaction():
+                if lines_sql is LAST_LINES:
+                    conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")  # as last_lines reads
+                explained = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {lines_sql}".encode(), lines_args).fetchall()
+            for (line,) in explained:
                 print(f"  {line}")
         asked = conn.execute(CLOSE_ASKED, (ROUND, TABLE, start)).fetchone()
         if asked is None:

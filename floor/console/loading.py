@@ -54,7 +54,7 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
     for table_id, table in live.items():
         start = journal_start(conn, table)
         load_said(view, table_id, conn, start)
-        rows = conn.execute(LAST_LINES, {"t": table_id, "start": start, "n": LOG_LINES}).fetchall()
+        rows = last_lines(conn, table_id, start)
         x = view.table(table_id)
         for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
             e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
@@ -76,6 +76,16 @@ LAST_LINES = (
     " WHERE k.table_id = %(t)s AND e.ts >= coalesce(%(start)s, '-infinity'::timestamptz)"
     " ORDER BY k.seq DESC LIMIT %(n)s"
 )
+
+
+def last_lines(conn: psycopg.Connection[tuple[Any, ...]], table_id: str, start: datetime | None) -> list[Any]:
+    """The table's last LOG_LINES events since `start`, newest first. Without parallel workers: the planner, costing a
+    probe into every day's partition for each key (it prunes them only as it runs), chose two workers, whose start
+    took 44 ms of the 55 on a loaded floor PC for a read of 1.5 ms (docs/performance-history.md). SET LOCAL in a
+    transaction of its own (a savepoint in the caller's: the setting then lasts to its end, for reads as small)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        return conn.execute(LAST_LINES, {"t": table_id, "start": start, "n": LOG_LINES}).fetchall()
 
 
 def journal_start(conn: psycopg.Connection[tuple[Any, ...]], live: TableLive) -> datetime | None:
