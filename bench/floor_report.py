@@ -63,7 +63,8 @@ WITH rounds AS (
 )
 INSERT INTO {partition} (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload,
                          replayed)
-SELECT %(day)s, table_id, r * %(per_round)s + k + 1, md5(table_id || ':' || r || ':' || k), 'boot',
+SELECT %(day)s, table_id, %(seq_base)s + r * %(per_round)s + k + 1, md5(table_id || ':' || r || ':' || k || %(id_tag)s),
+       'boot',
        ts + make_interval(secs => k), to_char(ts, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
        table_id || %(tag)s || lpad(r::text, 6, '0'),
        CASE k WHEN 0 THEN 'no_more_bets' WHEN 1 THEN 'hand.settled' WHEN 2 THEN 'hand.settled'
@@ -133,11 +134,17 @@ WHERE (r.ended < %(start)s OR r.ended >= %(end)s) AND e.gaming_day BETWEEN %(fir
   AND e.ts >= %(start)s AND e.ts < %(end)s AND e.gaming_day BETWEEN r.day - 1 AND r.day + 1"""
 
 
-def generate(dsn: str, tables: int, hours: int, filler: int, offset: int = 0, birth: bool = True) -> tuple[int, float]:
-    """One gaming day `offset` days from DAY; returns its events and the seconds summarising its rounds took."""
+def generate(
+    dsn: str, tables: int, hours: int, filler: int, offset: int = 0, birth: bool = True, keyed: bool = False
+) -> tuple[int, float]:
+    """One gaming day `offset` days from DAY; returns its events and the seconds summarising its rounds took. `keyed`:
+    each table's seq counting on from the days before and event ids unique across days, as a table's are (what
+    `event_keys` can hold); else each day's seqs and ids are the first day's."""
     per_round = 8 + filler
     day = DAY + timedelta(days=offset)
     params = {
+        "seq_base": offset * hours * 60 * per_round if keyed else 0,
+        "id_tag": f":{day:%Y%m%d}" if keyed else "",
         "start": START + timedelta(days=offset),
         "day": day,
         "tables": tables,

@@ -113,7 +113,10 @@ def test_the_console_s_round_in_play_bench_reports_against_the_last_lines_read()
         "console_this_round.py", "--tables", "2", "--days", "2", "--hours", "1", "--taps", "300", "--runs", "3"
     )
     assert "baseline: the last 200 lines of the table" in out and "x baseline" in out
+    assert "the last 200 lines now (the journal's start, then through event_keys):" in out
     # The plans themselves are the planner's choice at this size (the full run's are in docs/performance-history.md).
     assert all(
-        f"the read of {what}: its plan" in out for what in ("the mark", "the close asked", "the close done since")
-    )
+        f"the read of {what}: its plan" in out
+        for what in ("the mark", "the close asked", "the close done since", "the last lines before (main's)",
+                     "the last lines now")
+    )  # fmt: skip
