@@ -80,6 +80,15 @@ class Accepted:
     args: VerbArgs
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A command that passed every check before the replay store's: its id and nonce are still to be recorded."""
+
+    command: SupervisorCommand
+    role: Role
+    spec: Verb
+
+
 class _Refused(Exception):
     """A check failed: `code` and `reason` become the Rejected answer, with what is known of the command."""
 
@@ -103,6 +112,15 @@ class CommandGate:
         }
 
     def check(self, topic_verb: str, payload: bytes, now: datetime) -> Accepted | Rejected:
+        """Every check, the replay store's record included (one commit unless inside the store's batch)."""
+        checked = self.precheck(topic_verb, payload, now)
+        if isinstance(checked, Rejected):
+            return checked
+        return self.conclude(checked, self.store.seen_or_record(checked.command, now, self.keep_seconds))
+
+    def precheck(self, topic_verb: str, payload: bytes, now: datetime) -> Checked | Rejected:
+        """The checks before the replay store's, in order: pure CPU, no I/O, so the listener runs them on the loop and
+        hands only the records of the commands that pass (Checked) to the thread that may wait on the disk."""
         try:
             obj = _parse(payload)
         except _Refused as r:
@@ -117,18 +135,31 @@ class CommandGate:
         except _Refused as r:
             return Rejected(r.code, r.reason, *named)
 
-    def _judge(self, obj: Mapping[str, Any], cmd: SupervisorCommand, topic_verb: str, now: datetime) -> Accepted:
-        """The checks of a well-formed envelope, in order; _Refused at the first that fails."""
+    def conclude(self, checked: Checked, replay: str | None) -> Accepted | Rejected:
+        """A prechecked command once the replay store answered (`replay`: why it is one, None once recorded): the
+        role's and the arguments' checks, which come after the record so that a refused command's id stays spent."""
+        cmd = checked.command
+        try:
+            if replay:
+                raise _Refused("replayed", replay)
+            return _accept(cmd, checked.role, checked.spec)
+        except _Refused as r:
+            return Rejected(r.code, r.reason, cmd.command_id, cmd.verb, cmd.key_id)
+
+    @property
+    def keep_seconds(self) -> float:
+        """How long the replay store keeps a command's id and nonce."""
+        return self.settings.max_age_seconds + REPLAY_MARGIN_SECONDS
+
+    def _judge(self, obj: Mapping[str, Any], cmd: SupervisorCommand, topic_verb: str, now: datetime) -> Checked:
+        """The checks of a well-formed envelope before the replay store, in order; _Refused at the first that fails."""
         self._addressed(cmd, topic_verb)
         role = self._signer_role(obj, cmd)
         spec = VERBS.get(cmd.verb)
         if spec is None:
             raise _Refused("unknown_verb", f"there is no verb {cmd.verb!r}; the verbs are {', '.join(VERBS)}")
         self._fresh(cmd, now)
-        replay = self.store.seen_or_record(cmd, now, self.settings.max_age_seconds + REPLAY_MARGIN_SECONDS)
-        if replay:
-            raise _Refused("replayed", replay)
-        return _accept(cmd, role, spec)
+        return Checked(cmd, role, spec)
 
     def _addressed(self, cmd: SupervisorCommand, topic_verb: str) -> None:
         if cmd.table_id != self.table_id:

@@ -27,9 +27,9 @@ from controller.mqtt.offloop import JournalThread
 from controller.store.journal import Journal
 from controller.supervisor import resend
 from controller.supervisor.batches import NOTE_REPLY_S, RateLimit, rejection_replies, runs
-from controller.supervisor.envelope import as_text
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
-from controller.supervisor.replay import ReplayStore, ReplayStoreError
+from controller.supervisor.judging import Payload, judge
+from controller.supervisor.replay import ReplayStore
 from controller.supervisor.verbs import ResendArgs
 
 log = structlog.get_logger("tablectl.commands")
@@ -61,6 +61,10 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _as_bytes(raw: object) -> bytes:
+    return bytes(raw) if isinstance(raw, bytes | bytearray) else str(raw if raw is not None else "").encode()
+
+
 class CommandListener:
     def __init__(
         self,
@@ -88,8 +92,9 @@ class CommandListener:
         self._limit = RateLimit()
         self._log = structlog.get_logger("tablectl.commands", table_id=config.table_id)
         self._gate: CommandGate | None = None
-        # The replay store's commits (in the journal's file, behind SQLite's write lock that a journal commit holds) and
-        # the signatures' checks, off the loop: a hung disk holds this thread, not the loop (docs/journal.md).
+        # The replay store's commits (in the journal's file, behind SQLite's write lock that a journal commit holds) off
+        # the loop: a hung disk holds this thread, not the loop (docs/journal.md). The checks before them stay on the
+        # loop (controller/supervisor/judging.py): pure CPU, and a batch of junk then costs no hand-off.
         self._checks = JournalThread(f"command-checks-{self.table_id}")
         # The steps of the accepted commands in hand, owed a reply even if the listener is stopped meanwhile.
         self._pending: list[tuple[Accepted, asyncio.Future[list[JournaledEvent]]]] = []
@@ -208,7 +213,10 @@ class CommandListener:
         sending: list[asyncio.Task[None]] = []
         self._pending = []
         try:
-            judged = await self._checks.call(lambda: self._judge_all(batch))
+            gate = self._gate
+            if gate is None:
+                raise RuntimeError("the command listener is not running")
+            judged = await judge(gate, self._checks, self._payloads(batch), self._clock(), self._log)
             for run in runs(judged):
                 if isinstance(run[0], Rejected):
                     replies = await self._rejected([r for r in run if isinstance(r, Rejected)])
@@ -233,40 +241,9 @@ class CommandListener:
         if sending:
             await asyncio.gather(*sending)
 
-    def _judge_all(self, batch: list[aiomqtt.Message]) -> list[Accepted | Rejected]:
-        gate = self._gate
-        if gate is None:
-            raise RuntimeError("the command listener is not running")
-        judged: list[Accepted | Rejected] = []
-        now = self._clock()
-        try:
-            with gate.store.batch():  # one commit for the batch's replay records, before any is stepped
-                for message in batch:
-                    topic = message.topic.value
-                    if topic != self.reply_topic:  # our own replies (and others' echoes) share the wildcard
-                        judged.append(self._judge(gate, topic, message.payload, now))
-        except ReplayStoreError as err:
-            self._log.error("supervisor commands not carried out: their replay records failed", error=str(err))
-            refused = Rejected(
-                "internal_error", f"the table could not record the command against replay ({err}); send it again"
-            )
-            judged = [
-                Rejected(refused.code, refused.reason, j.command.command_id, j.command.verb, j.command.key_id)
-                if isinstance(j, Accepted)
-                else j
-                for j in judged
-            ]
-        return judged
-
-    def _judge(self, gate: CommandGate, topic: str, raw: object, now: datetime) -> Accepted | Rejected:
-        payload = raw if isinstance(raw, bytes | bytearray) else str(raw if raw is not None else "").encode()
-        try:
-            return gate.check(topic.rsplit("/", 1)[-1], bytes(payload), now)
-        except Exception as err:  # a bug here must cost one command, not the listener
-            self._log.exception("command check failed", topic=as_text(topic))
-            return Rejected(
-                "internal_error", f"the table could not check the command ({type(err).__name__}); see the table's log"
-            )
+    def _payloads(self, batch: list[aiomqtt.Message]) -> list[Payload]:
+        # Our own replies (and others' echoes) share the wildcard: not commands.
+        return [(m.topic.value, _as_bytes(m.payload)) for m in batch if m.topic.value != self.reply_topic]
 
     async def _rejected(self, run: list[Rejected]) -> list[CommandReply]:
         """The rejections journaled (a note, on the writer thread) and their replies, which wait for the note at most
