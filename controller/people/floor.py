@@ -120,8 +120,9 @@ class SimulatedFloor:
         if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
         if self.unclearable is not None and self.unclearable.heard(ev, self.service):
-            # Journaled now, ahead of the close: the file says why the table stops. A round held open gets no close
-            # (it would wait for that round for ever): the demo stops the table once this is journaled.
+            # Journaled now, ahead of the close: the file says why the table stops. A round held open gets no close (it
+            # would wait for that round for ever): the demo stops the table, this the journal's last event (`closing`).
+            self.service.closing = self.service.closing or self.unclearable.stop_now
             await self.service.note([self.unclearable.stopped(self.service.state)])
             if not self.unclearable.stop_now:
                 self.service.submit(CloseTable())

@@ -1,12 +1,11 @@
 """The imperative shell around the pure engine: one asyncio task per table.
 
-Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
-domain events are committed to the journal first, with the engine's state in the same transaction; only
-then are the events handed to the publisher (by the writer thread, once durable), listeners told and the device
-commands carried out, so nothing leaves the
-process that the journal does not hold, and a restart at any instant finds the state that goes with the
-last journaled event (restored at start, then `Recover`: docs/recovery.md). One exception: a step's lock commands
-leave while its commit is on the disk (docs/recovery.md, "Locks before the commit").
+Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the domain events are
+committed to the journal first, with the engine's state in the same transaction; only then are the events handed to
+the publisher (by the writer thread, once durable), listeners told and the device commands carried out, so nothing
+leaves the process that the journal does not hold, and a restart at any instant finds the state that goes with the
+last journaled event (restored at start, then `Recover`: docs/recovery.md). One exception: a step's lock commands leave
+while its commit is on the disk (docs/recovery.md, "Locks before the commit").
 """
 
 from __future__ import annotations
@@ -109,8 +108,7 @@ class TableService:
         self._accounts_generation = stored.restore_accounts(self.state, self._first)
         if self.engine.link is not None:  # a lease does not survive a restart: locked out until the link grants one
             self._first.append(LinkLease(False, "the table started: awaiting the link's lease"))
-        # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
-        self._stored = snapshot.encode(self.state)
+        self._stored = snapshot.encode(self.state)  # as last stored: a step leaving it unchanged writes nothing
         self._stored_meters = self.state.meters
         self._stored_accounts = self.state.accounts
         # Every commit's events (a step's, a note's) go to `on_durable` (the publisher's offer) from the writer thread.
@@ -121,11 +119,10 @@ class TableService:
         self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
         self._listeners: list[Listener] = []
         self.closed = asyncio.Event()
-        # Set the moment a step closes the table, before its commit: nothing the shell notes after that may follow
-        # `table.closed` into the journal (the command listener's `command.listening`, subscribing late).
+        # Set by a step closing the table (before its commit) or a stop on purpose to be journaled: no input is stepped
+        # nor shell note (`command.listening`, subscribing late) journaled after `table.closed` or the stop's event.
         self.closing = False
-        # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
-        self.ready = asyncio.Event()
+        self.ready = asyncio.Event()  # the devices started and the table opened (systemd READY=1, benchmarks)
 
     # -- what the outside calls ------------------------------------------------------------------
 
@@ -227,6 +224,8 @@ class TableService:
         head: list[Input | _Waited] = list(self._first)
         while True:
             batch, head = [*head, await self._inputs.get()], []
+            if self.closing:  # a stop on purpose is being journaled (the demo's): its caller cancels this task
+                await asyncio.Future()
             # Inputs that queued while the last step's device commands ran are stepped together and committed
             # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
             # the process before the journal holds the events that decided it.
