@@ -5,6 +5,7 @@ module imports another."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.shell.service import TableService
+from controller.shell.writer import Commit
 from controller.store import hung_disk
 from controller.store.journal import Journal
 from controller.store.records import Record
@@ -113,3 +116,18 @@ def disk_hung(fifo: Path) -> Iterator[None]:
         fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
         os.unlink(fifo)
         os.close(fd)
+
+
+def submissions(svc: TableService) -> asyncio.Queue[Commit]:
+    """Every commit handed to the service's writer thread from now on, in order (the stop's tests wait for the one in
+    flight when the disk is stalled)."""
+    submitted: asyncio.Queue[Commit] = asyncio.Queue()
+    submit = svc._writer.submit
+
+    def spy(events: Sequence[DomainEvent], now: datetime, records: Sequence[Record]) -> Commit:
+        commit = submit(events, now, records)
+        submitted.put_nowait(commit)
+        return commit
+
+    svc._writer.submit = spy  # type: ignore[method-assign]
+    return submitted

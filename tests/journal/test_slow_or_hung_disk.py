@@ -20,7 +20,7 @@ import asyncio
 import os
 import select
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,15 +34,13 @@ from controller.mqtt.publisher import EventPublisher
 from controller.shell import writer
 from controller.shell.disk_progress import DiskProgress, device_stat, moved
 from controller.shell.service import TableService
-from controller.shell.writer import Commit
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
-from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 from drivers.reference.framing import FrameParser, Kind, encode_frame, encode_message
 from tests.broker import Mosquitto, Subscribe
 from tests.drivers.pty_host import pty_host
-from tests.journal.stalled_journal import ThrottledJournal, disk_stalled
+from tests.journal.stalled_journal import ThrottledJournal, disk_stalled, submissions
 from tests.mqtt.eventually import eventually
 from tests.stepping import stepping
 
@@ -148,15 +146,7 @@ async def test_a_stop_waits_for_a_slow_commit_and_gives_up_on_a_hung_one(
     monkeypatch.setattr(writer, "PROBE_S", 0.05, raising=False)  # raising=False: it runs (and fails) on code without it
     svc, running, journal = service
     await svc.submit_and_wait(DeviceFault("shoe", "jam", "before"))
-    submitted: asyncio.Queue[Commit] = asyncio.Queue()
-    submit = svc._writer.submit
-
-    def spy(events: Sequence[DomainEvent], now: datetime, records: Sequence[Record]) -> Commit:
-        commit = submit(events, now, records)
-        submitted.put_nowait(commit)
-        return commit
-
-    svc._writer.submit = spy  # type: ignore[method-assign]
+    submitted = submissions(svc)
     if disk == "slow":
         journal.throttled(chunks=150, pause_s=0.02)
     else:

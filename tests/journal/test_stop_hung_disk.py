@@ -17,8 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,12 +27,10 @@ from controller.core.events import DomainEvent
 from controller.shell import writer
 from controller.shell.runner import STOP_UNWRITTEN
 from controller.shell.service import TableService
-from controller.shell.writer import Commit
 from controller.store.journal import Journal
-from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 from tests.e2e.sim_devices import DEMO, read_until, running_simulators
-from tests.journal.stalled_journal import disk_stalled
+from tests.journal.stalled_journal import disk_stalled, submissions
 from tests.stepping import stepping
 from tests.tablectl_runs import TABLECTL
 
@@ -116,15 +113,7 @@ async def test_a_commit_that_does_not_return_bounds_the_stop_and_the_stop_event_
     )  # raising=False: it runs (and fails) on code without it
     svc, running = service
     await svc.submit_and_wait(DeviceFault("shoe", "jam", "before"))  # the opening journaled: nothing in flight
-    submitted: asyncio.Queue[Commit] = asyncio.Queue()
-    submit = svc._writer.submit
-
-    def spy(events: Sequence[DomainEvent], now: datetime, records: Sequence[Record]) -> Commit:
-        commit = submit(events, now, records)
-        submitted.put_nowait(commit)
-        return commit
-
-    svc._writer.submit = spy  # type: ignore[method-assign]
+    submitted = submissions(svc)
     with disk_stalled(svc.journal) as release:
         bound = threading.Timer(BOUND_S, release.set)  # a bound on failure only: the old code waited for the release
         bound.start()
