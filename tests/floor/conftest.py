@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
@@ -24,6 +24,9 @@ from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
 from floor.pgcluster import ClusterError, PgCluster
 from tests.tablectl_runs import TABLECTL
+
+if TYPE_CHECKING:
+    from tests.floor.marked_table import Archiver
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
@@ -52,6 +55,16 @@ def pg_cluster() -> Iterator[PgCluster]:
 def floor_dsn(pg_cluster: PgCluster) -> str:
     """A database of its own for one test."""
     return pg_cluster.create_database("floor_" + uuid.uuid4().hex[:12])
+
+
+@pytest.fixture
+def archiver(floor_dsn: str) -> Iterator[Archiver]:
+    """The archive's writer on the test's database, closed after it (tests/floor/marked_table.py: the console's and the
+    recall's tests feed it a table's events). Imported here, not at the top: most floor tests never use it."""
+    from tests.floor.marked_table import archiving
+
+    with archiving(floor_dsn) as a:
+        yield a
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: float = 0.05) -> None:

@@ -13,7 +13,6 @@ PostgreSQL cluster; the browser test is the console on a loopback port in Debian
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from typing import Any
@@ -33,7 +32,6 @@ from tests.floor.marked_table import (
     TABLE,
     Archiver,
     Page,
-    archiving,
     birth,
     first_console,
     restarted_console,
@@ -109,12 +107,6 @@ def test_the_notes_are_said_in_words() -> None:
         "restarted with no stop on record (a crash or a power cut) in betting: betting goes on"
     )
     assert note_text("round.voided", {"reason": "13(c)"}) == "voided: 13(c)"
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 def test_the_round_recall_says_the_stop_the_restart_and_the_refusal_in_order(

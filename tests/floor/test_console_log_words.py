@@ -7,7 +7,6 @@ a console on a loopback port."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
 
 import pytest
@@ -22,16 +21,10 @@ from tests.engine.covers import shoe_table
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published, msg
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.marked_table import TABLE, Archiver, Page, archiving, birth, first_console
+from tests.floor.marked_table import TABLE, Archiver, Page, birth, first_console
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 WHY = "the key's role (floorperson) may not use mark_out_of_order"
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 def said() -> list[Incoming]:

@@ -12,7 +12,6 @@ headless Chromium logged in as a supervisor."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -26,7 +25,6 @@ from tests.floor.marked_table import (
     TABLE,
     Archiver,
     Page,
-    archiving,
     birth,
     first_console,
     played,
@@ -67,12 +65,6 @@ def test_a_restarted_console_shows_no_method_from_the_archive_alone() -> None:
     view.live[TABLE] = live
     t = view.tile(TABLE, NOW)
     assert (t["dealing_method"], t["no_method"]) == (None, "no other dealing method is configured")
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 @pytest.mark.browser

@@ -9,7 +9,6 @@ floor's archive writer on a real PostgreSQL, restarted on that archive, with Deb
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 
@@ -32,7 +31,6 @@ from tests.floor.marked_table import (
     TABLE,
     Archiver,
     Page,
-    archiving,
     birth,
     first_console,
     played,
@@ -64,12 +62,6 @@ def test_a_table_opened_says_every_device_still_marked() -> None:
     content = {**opened.content, "seq": 500, "payload": {**opened.content["payload"], "out_of_order": {"shoe": "hand"}}}
     again = replace(opened, content=content)
     assert tile_after(view, [again])["out_of_order"] == {"shoe": "hand"}
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 def test_the_recall_says_the_method_and_the_devices_out_of_order(archiver: Archiver, floor_dsn: str) -> None:

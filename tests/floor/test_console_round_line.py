@@ -7,7 +7,6 @@ table's (no `deal.started`): its line says the method is the table's word by the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 
 import pytest
@@ -20,7 +19,6 @@ from tests.floor.marked_table import (
     TABLE,
     Archiver,
     Page,
-    archiving,
     birth,
     first_console,
     shoe_marked_after_the_deal,
@@ -38,12 +36,6 @@ def published(table: str, events: list[DomainEvent]) -> list[Incoming]:
     for e in said:
         e["round_id"] = e["round_id"] and e["round_id"].replace("t1-", f"{table}-") if table == OLDER else e["round_id"]
     return [m for m in map(msg, said) if isinstance(m, Incoming)]
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 # What the line shows for the known round: the settlements counterclockwise from the dealer's right (655a.11(h)),

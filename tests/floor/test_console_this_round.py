@@ -10,7 +10,6 @@ Chromium. It also checks the tile of a table counting chips (tests/floor/test_li
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 
 import psycopg
@@ -29,7 +28,6 @@ from tests.floor.marked_table import (
     TABLE,
     Archiver,
     Page,
-    archiving,
     birth,
     first_console,
     shoe_marked_after_the_deal,
@@ -59,12 +57,6 @@ def parsed(events: list[DomainEvent]) -> list[Incoming]:
 def parsed_as(table: str, events: list[DomainEvent]) -> list[Incoming]:
     said = [msg(e) for e in events_published(table, events, date(2026, 11, 27))]
     return [m for m in said if isinstance(m, Incoming)]
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 @pytest.mark.parametrize(

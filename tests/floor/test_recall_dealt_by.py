@@ -8,7 +8,6 @@ The events are the pure engine's, archived by the floor's archive writer on a re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 
 import psycopg
@@ -18,7 +17,7 @@ from controller.core.events import DomainEvent
 from floor.messages import Incoming
 from floor.recall import recall_round, render_round
 from tests.floor.archiving import events_published, msg
-from tests.floor.marked_table import TABLE, Archiver, archiving, shoe_marked_after_the_deal
+from tests.floor.marked_table import TABLE, Archiver, shoe_marked_after_the_deal
 
 pytestmark = [pytest.mark.floor]
 ROUND = "t1-r000001"
@@ -27,12 +26,6 @@ ROUND = "t1-r000001"
 def archived(archiver: Archiver, events: list[DomainEvent]) -> None:
     said = events_published(TABLE, events, date(2026, 11, 27))
     archiver.write([m for m in map(msg, said) if isinstance(m, Incoming)])
-
-
-@pytest.fixture
-def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    with archiving(floor_dsn) as a:
-        yield a
 
 
 def test_a_round_dealt_by_the_shoe_marked_out_of_order_after_the_deal_reads_dealt_by_the_shoe(
