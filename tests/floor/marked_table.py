@@ -145,6 +145,13 @@ class Page:
     def shows(self, css: str, want: str) -> None:
         self.wait.until(lambda d: self.text(css) == want)
 
+    def open_table(self, table: str) -> None:
+        """The table's view, opened from its tile once the page has drawn it (drawn once the page has the floor)."""
+        from selenium.webdriver.common.by import By
+
+        self.text(f'.tile[data-table="{table}"]')
+        self.browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{table}"]').click()
+
     def fed(self, server: ConsoleServer, archiver: Archiver, batch: list[Incoming]) -> None:
         """The archive writer writes `batch` and the console hears it, as the floor's intake does both."""
         live = archiver.write(batch)

@@ -42,13 +42,10 @@ def said() -> list[Incoming]:
 def test_the_table_s_live_log_says_the_stop_a_restart_follows_and_why_nothing_was_done(
     archiver: Archiver, floor_dsn: str
 ) -> None:
-    from selenium.webdriver.common.by import By
-
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
         with first_console(page, archiver, floor_dsn, [birth(), *said()]):
-            page.text(f'.tile[data-table="{TABLE}"]')  # drawn once the page has the floor
-            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{TABLE}"]').click()
+            page.open_table(TABLE)
             recovered = page.text('#tv-log li[data-type="table.recovered"] span:nth-child(4)')
             assert recovered.endswith("after the stop at seq 40 (SIGTERM)"), recovered
             ignored = page.text('#tv-log li[data-type="input.ignored"] span:nth-child(4)')
@@ -76,13 +73,10 @@ def test_the_table_s_live_log_says_no_more_bets_refused_at_the_restart_and_what_
     archiver: Archiver, floor_dsn: str
 ) -> None:
     """remedy26: the restart's line says the refusal pending and its remedy, each way on cited, in words."""
-    from selenium.webdriver.common.by import By
-
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
         with first_console(page, archiver, floor_dsn, [birth(COVERED, "automated_shoe"), *covered_and_restarted()]):
-            page.text(f'.tile[data-table="{COVERED}"]')
-            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{COVERED}"]').click()
+            page.open_table(COVERED)
             recovered = page.text('#tv-log li[data-type="table.recovered"] span:nth-child(4)')
             said = recovered.split('after the stop at seq 40 (SIGTERM), "no more bets" refused (655a.9(a)(1)) until: ')
             assert len(said) == 2, recovered
@@ -113,13 +107,10 @@ def test_the_table_s_live_log_says_why_a_shoe_not_answering_is_not_put_back_in_s
     archiver: Archiver, floor_dsn: str
 ) -> None:
     """back26: the refusal's line says the reason, since when and what to do, and cites 13(g)."""
-    from selenium.webdriver.common.by import By
-
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
         with first_console(page, archiver, floor_dsn, [birth(UNANSWERING, "automated_shoe"), *covered_shoe_offline()]):
-            page.text(f'.tile[data-table="{UNANSWERING}"]')
-            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{UNANSWERING}"]').click()
+            page.open_table(UNANSWERING)
             refused = page.text('#tv-log li[data-type="input.refused"] span:nth-child(4)')
             assert refused == f"back in service shoe refused in betting: {OFFLINE_WHY}", refused
             rule = page.text('#tv-log li[data-type="input.refused"] span.rule')

@@ -76,8 +76,7 @@ def test_the_round_s_line_shows_the_known_round(archiver: Archiver, floor_dsn: s
         with first_console(page, archiver, floor_dsn, batch):
             shown = {}
             for table, round_id in ((TABLE, ROUND), (OLDER, OLDER_ROUND)):
-                page.text(f'.tile[data-table="{table}"]')
-                browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{table}"]').click()
+                page.open_table(table)
                 shown[table] = page.text(f'#tv-rounds .round[data-round="{round_id}"]').split("\n")
                 browser.find_element(By.CSS_SELECTOR, "#tv-close").click()
             assert page_errors(browser) == []
