@@ -121,8 +121,8 @@ class SimulatedFloor:
             return
         if self.unclearable is not None and self.unclearable.heard(ev, self.service):
             # Journaled now, ahead of the close: the file says why the table stops. A round held open gets no close (it
-            # would wait for that round for ever): the demo stops the table, this the journal's last event (`closing`).
-            self.service.closing = self.service.closing or self.unclearable.stop_now
+            # would wait for that round for ever): the demo stops the table, this the journal's last event (`ending`).
+            self.service.ending = self.service.ending or self.unclearable.stop_now
             await self.service.note([self.unclearable.stopped(self.service.state)])
             if not self.unclearable.stop_now:
                 self.service.submit(CloseTable())

@@ -275,7 +275,7 @@ async def _journal_stop(service: TableService, by: str) -> bool:
     on, the file then reading as a crash; the publisher's drain that follows is bounded (5 s, under the unit's
     TimeoutStopSec). A journal that does not answer (a write that never returns) is given up on after STOP_WRITE_S
     without progress, a slow one after STOP_BUDGET_S: False."""
-    service.closing = True  # a note the command listener makes meanwhile (subscribing late) must not follow it
+    service.ending = True  # a note the command listener makes meanwhile (subscribing late) must not follow it
     try:
         journaled = await service.note_within([recovery.stopped(service.state, by)], STOP_WRITE_S)
     except Exception as err:

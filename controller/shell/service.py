@@ -119,9 +119,9 @@ class TableService:
         self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
         self._listeners: list[Listener] = []
         self.closed = asyncio.Event()
-        # Set by a step closing the table (before its commit) or a stop on purpose to be journaled: no input is stepped
-        # nor shell note (`command.listening`, subscribing late) journaled after `table.closed` or the stop's event.
-        self.closing = False
+        # The journal's last event is decided: a step closed the table (set before its commit) or a stop on purpose is
+        # to be journaled. No input is stepped nor shell note (`command.listening`, subscribing late) journaled after.
+        self.ending = False
         self.ready = asyncio.Event()  # the devices started and the table opened (systemd READY=1, benchmarks)
 
     # -- what the outside calls ------------------------------------------------------------------
@@ -224,7 +224,7 @@ class TableService:
         head: list[Input | _Waited] = list(self._first)
         while True:
             batch, head = [*head, await self._inputs.get()], []
-            if self.closing:  # a stop on purpose is being journaled (the demo's): its caller cancels this task
+            if self.ending:  # a stop on purpose is being journaled (the demo's): its caller cancels this task
                 await asyncio.Future()
             # Inputs that queued while the last step's device commands ran are stepped together and committed
             # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
@@ -340,7 +340,7 @@ class TableService:
             events = [e for e in effects if isinstance(e, DomainEvent)]
             steps.append((events, [e for e in effects if not isinstance(e, DomainEvent)]))
             if any(e.type == "table.closed" for e in events):
-                self.closing = True
+                self.ending = True
                 break
         return state, steps
 

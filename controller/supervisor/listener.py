@@ -50,7 +50,7 @@ class CommandTable(Protocol):
     journal: Journal
     ready: asyncio.Event
     closed: asyncio.Event
-    closing: bool
+    ending: bool
 
     def note(self, events: list[DomainEvent]) -> asyncio.Future[list[JournaledEvent]]: ...
 
@@ -180,9 +180,9 @@ class CommandListener:
                 self._log.exception("supervisor commands not handled", payloads=len(batch))
 
     def _listening(self) -> None:
-        if self.service.closing or self.service.closed.is_set():
-            # Subscribed only once the table was closing (a slow broker, a quick Ctrl-C): `table.closed` stays the
-            # journal's last event, as a closed table's must be (tests/e2e/test_kill9_recovery.py). `closing` is set
+        if self.service.ending or self.service.closed.is_set():
+            # Subscribed only once the table was closing or stopping (a slow broker, a quick Ctrl-C): `table.closed` or
+            # the stop's event stays the journal's last, as it must (tests/e2e/test_kill9_recovery.py). `ending` is set
             # when the step is taken, before its commit: `closed` only after it, too late for a note in between.
             return
         config = self.service.config
@@ -329,7 +329,7 @@ class CommandListener:
         args = a.args
         if not isinstance(args, ResendArgs):
             raise TypeError(f"{a.command.verb} is not a verb the listener carries out")
-        if self.service.closing or self.service.closed.is_set():
+        if self.service.ending or self.service.closed.is_set():
             return self._reply(a, "ignored", "the table is closing: ask again once it runs", [])
         cmd = a.command
         span = {"from_seq": args.from_seq, "to_seq": args.to_seq}
